@@ -1,0 +1,364 @@
+// Package bus connects Crucible's services to NATS JetStream: it creates
+// the streams and durable consumers that pkg/messages describes, publishes
+// messages with their deterministic ids, and runs consumer loops whose
+// retry, dead-lettering and draining are middleware, so a service's handler
+// is a plain function of a decoded message.
+package bus
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Options configure the connection. Every credential is optional; the
+// services read them from flags and CRUCIBLE_NATS_* environment variables.
+type Options struct {
+	URL  string // nats://host:4222, comma-separated for a cluster
+	Name string // client name shown by the server (service and replica)
+	// User and Password authenticate with a username and password.
+	User, Password string
+	// Token authenticates with a token.
+	Token string
+	// NKeySeedFile authenticates with an nkey seed file.
+	NKeySeedFile string
+	// CredsFile authenticates with a JWT user credentials file.
+	CredsFile string
+	// TLSCAFile verifies the server; TLSCertFile and TLSKeyFile present a
+	// client certificate.
+	TLSCAFile, TLSCertFile, TLSKeyFile string
+	// Replicas of each stream (1 for a single server, 3 for a cluster).
+	Replicas int
+	// MemoryStorage keeps streams in memory instead of on disk (tests).
+	MemoryStorage bool
+	// Namespace isolates several Crucible installations (or test runs) on
+	// one NATS server: stream names get the suffix _<namespace> and
+	// subjects the prefix <namespace>. Empty by default.
+	Namespace string
+	Logger    *zap.Logger
+}
+
+// Bus is a JetStream connection.
+type Bus struct {
+	NC   *nats.Conn
+	JS   jetstream.JetStream
+	opts Options
+	log  *zap.Logger
+}
+
+// Connect dials NATS. The connection reconnects forever, so a server
+// restart pauses the services instead of stopping them.
+func Connect(ctx context.Context, o Options) (*Bus, error) {
+	if o.URL == "" {
+		return nil, errors.New("bus: no NATS URL")
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	log := o.Logger
+	nopts := []nats.Option{
+		nats.Name(o.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectBufSize(32 << 20),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", zap.Error(err))
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("nats reconnected", zap.String("url", nc.ConnectedUrlRedacted())) }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subj := ""
+			if sub != nil {
+				subj = sub.Subject
+			}
+			log.Warn("nats error", zap.String("subject", subj), zap.Error(err))
+		}),
+	}
+	if o.User != "" {
+		nopts = append(nopts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.Token != "" {
+		nopts = append(nopts, nats.Token(o.Token))
+	}
+	if o.NKeySeedFile != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("bus: nkey seed %s: %w", o.NKeySeedFile, err)
+		}
+		nopts = append(nopts, opt)
+	}
+	if o.CredsFile != "" {
+		nopts = append(nopts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.TLSCAFile != "" || o.TLSCertFile != "" {
+		cfg, err := tlsConfig(o.TLSCAFile, o.TLSCertFile, o.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("bus: %w", err)
+		}
+		nopts = append(nopts, nats.Secure(cfg))
+	}
+	nc, err := nats.Connect(o.URL, nopts...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect %s: %w", redact(o.URL), err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	b := &Bus{NC: nc, JS: js, opts: o, log: log}
+	// Wait for the first connection (RetryOnFailedConnect makes Connect
+	// return before it).
+	for !nc.IsConnected() {
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return nil, fmt.Errorf("bus: connect %s: %w", redact(o.URL), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return b, nil
+}
+
+// TLSConfig builds a client TLS configuration from PEM files.
+func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca %s: no certificate found", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// redact hides credentials in a (possibly comma-separated) server URL.
+func redact(u string) string {
+	parts := strings.Split(u, ",")
+	for i, p := range parts {
+		if pu, err := url.Parse(strings.TrimSpace(p)); err == nil && pu.User != nil {
+			pu.User = url.User("***")
+			parts[i] = pu.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// DeleteStreams removes every stream of the namespace (tests clean up
+// with it).
+func (b *Bus) DeleteStreams(ctx context.Context) error {
+	var errs []error
+	for _, s := range messages.Streams {
+		if err := b.JS.DeleteStream(ctx, b.Stream(s.Name)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close drains the connection: pending publishes are flushed.
+func (b *Bus) Close() {
+	if b == nil || b.NC == nil {
+		return
+	}
+	_ = b.NC.Drain()
+	for i := 0; i < 100 && !b.NC.IsClosed(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.NC.Close()
+}
+
+// subject maps a contract subject into the namespace.
+func (b *Bus) subject(s string) string {
+	if b.opts.Namespace == "" {
+		return s
+	}
+	return b.opts.Namespace + "." + s
+}
+
+// unsubject maps a namespaced subject back to the contract subject.
+func (b *Bus) unsubject(s string) string {
+	if b.opts.Namespace == "" {
+		return s
+	}
+	return strings.TrimPrefix(s, b.opts.Namespace+".")
+}
+
+// Stream maps a contract stream name into the namespace.
+func (b *Bus) Stream(name string) string {
+	if b.opts.Namespace == "" {
+		return name
+	}
+	return name + "_" + b.opts.Namespace
+}
+
+// Namespace is the bus's namespace ("" by default).
+func (b *Bus) Namespace() string { return b.opts.Namespace }
+
+// Healthy reports whether the connection is up.
+func (b *Bus) Healthy() error {
+	if !b.NC.IsConnected() {
+		return fmt.Errorf("nats: %s", b.NC.Status())
+	}
+	return nil
+}
+
+// EnsureStreams creates every stream of messages.Streams, or updates it to
+// the current definition. It uses only stream settings that NATS 2.9
+// understands.
+func (b *Bus) EnsureStreams(ctx context.Context) error {
+	for _, s := range messages.Streams {
+		subjects := make([]string, len(s.Subjects))
+		for i, subj := range s.Subjects {
+			subjects[i] = b.subject(subj)
+		}
+		cfg := jetstream.StreamConfig{
+			Name:        b.Stream(s.Name),
+			Description: s.Description,
+			Subjects:    subjects,
+			MaxAge:      s.MaxAge,
+			Duplicates:  s.Duplicates,
+			Replicas:    b.opts.Replicas,
+			Storage:     jetstream.FileStorage,
+			Discard:     jetstream.DiscardOld,
+		}
+		if b.opts.MemoryStorage {
+			cfg.Storage = jetstream.MemoryStorage
+		}
+		if s.Retention == messages.WorkQueueRetention {
+			cfg.Retention = jetstream.WorkQueuePolicy
+		}
+		if err := retry(ctx, func() error {
+			_, err := b.JS.CreateOrUpdateStream(ctx, cfg)
+			return err
+		}); err != nil {
+			return fmt.Errorf("bus: stream %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// EnsureConsumer creates the durable pull consumer spec describes, or
+// updates it.
+func (b *Bus) EnsureConsumer(ctx context.Context, spec messages.ConsumerSpec) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{
+		Durable:       spec.Name,
+		FilterSubject: b.subject(spec.FilterSubject),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       spec.AckWait,
+		// The consumer itself never gives up: the middleware dead-letters
+		// a message on its last delivery, with the reason, and terminates
+		// it. MaxDeliver here is a backstop one above it.
+		MaxDeliver:    spec.MaxDeliver + 1,
+		MaxAckPending: spec.MaxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		ReplayPolicy:  jetstream.ReplayInstantPolicy,
+	}
+	var cons jetstream.Consumer
+	err := retry(ctx, func() error {
+		var err error
+		cons, err = b.JS.CreateOrUpdateConsumer(ctx, b.Stream(spec.Stream), cfg)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: consumer %s on %s: %w", spec.Name, spec.Stream, err)
+	}
+	return cons, nil
+}
+
+// Publish validates and encodes m and publishes it on subject with its
+// deterministic id as Nats-Msg-Id, retrying transient failures (a server
+// restarting, a leader election) until ctx ends. A message the stream
+// already holds is dropped by the stream: publishing twice is harmless.
+func (b *Bus) Publish(ctx context.Context, subject string, m messages.Message) error {
+	data, err := messages.Encode(m)
+	if err != nil {
+		return fmt.Errorf("bus: publish %s: %w", subject, err)
+	}
+	return b.PublishRaw(ctx, subject, m.MsgID(), data)
+}
+
+// PublishRaw publishes data with the given message id.
+func (b *Bus) PublishRaw(ctx context.Context, subject, msgID string, data []byte) error {
+	msg := &nats.Msg{Subject: b.subject(subject), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
+	err := retry(ctx, func() error {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := b.JS.PublishMsg(pctx, msg)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("bus: publish %s (%s): %w", subject, msgID, err)
+	}
+	return nil
+}
+
+// retry runs f until it succeeds, returns a permanent error, or ctx ends,
+// backing off exponentially from 50 ms to 2 s.
+func retry(ctx context.Context, f func() error) error {
+	delay := 50 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// transient reports whether err may go away on its own: the server is
+// unreachable or restarting, or JetStream is electing a leader.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		// 503: JetStream not available yet; 500-class: cluster hiccups.
+		return apiErr.Code >= 500
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, nats.ErrTimeout),
+		errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, jetstream.ErrNoStreamResponse),
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled),
+		errors.Is(err, nats.ErrDisconnected),
+		errors.Is(err, nats.ErrConnectionReconnecting):
+		return true
+	}
+	return false
+}

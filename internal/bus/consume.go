@@ -1,0 +1,340 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Delivery is one message handed to a handler.
+type Delivery struct {
+	Subject    string
+	Data       []byte
+	MsgID      string
+	Stream     string
+	Consumer   string
+	Sequence   uint64
+	Deliveries uint64
+	msg        jetstream.Msg
+}
+
+// InProgress tells the server the handler is still working, resetting the
+// message's ack timer.
+func (d *Delivery) InProgress() error {
+	if d.msg == nil {
+		return nil
+	}
+	return d.msg.InProgress()
+}
+
+// Campaign is the campaign token of the subject.
+func (d *Delivery) Campaign() string { return messages.CampaignOfSubject(d.Subject) }
+
+// ErrPermanent marks a failure that retrying cannot fix (a message that
+// cannot be decoded, a wrong schema version, an invalid field): the message
+// is dead-lettered at once.
+var ErrPermanent = errors.New("permanent failure")
+
+// Permanent wraps err as a permanent failure.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrPermanent, err)
+}
+
+// Handler processes one delivery; nil acknowledges it.
+type Handler func(ctx context.Context, d *Delivery) error
+
+// BatchHandler processes a batch; it returns one error (or nil) per
+// delivery, in order.
+type BatchHandler func(ctx context.Context, ds []*Delivery) []error
+
+// Decode decodes a delivery into m; a failure is permanent.
+func Decode(d *Delivery, m messages.Message) error {
+	if err := messages.Decode(d.Data, m); err != nil {
+		return Permanent(err)
+	}
+	return nil
+}
+
+// RunOptions tune a consumer loop.
+type RunOptions struct {
+	// Concurrency is the number of deliveries handled at once (Run), or
+	// the maximum batch size (RunBatch).
+	Concurrency int
+	// DrainTimeout bounds how long in-flight handlers may run after ctx is
+	// cancelled (SIGTERM): they finish and are acknowledged, unless they
+	// take longer, in which case they are redelivered elsewhere.
+	DrainTimeout time.Duration
+	// Service names the service in dead letters, logs and metrics.
+	Service string
+}
+
+var (
+	metricHandled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "crucible", Name: "messages_handled_total",
+		Help: "Messages handled by a consumer, by outcome (ack, retry, deadletter).",
+	}, []string{"consumer", "outcome"})
+	metricHandleSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "crucible", Name: "message_handle_seconds",
+		Help:    "Time to handle one message (or one batch), by consumer.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14),
+	}, []string{"consumer"})
+)
+
+// Collectors are the bus's Prometheus metrics, for a service's registry.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricHandled, metricHandleSeconds}
+}
+
+// Run consumes spec's durable consumer until ctx is cancelled, handing
+// each delivery to h with up to o.Concurrency at once. On cancellation it
+// stops fetching, lets in-flight handlers finish (DrainTimeout), and
+// returns.
+func (b *Bus) Run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, h Handler) error {
+	return b.run(ctx, spec, o, func(hctx context.Context, ds []*Delivery) {
+		var wg sync.WaitGroup
+		for _, d := range ds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				err := safeHandle(hctx, d, h)
+				metricHandleSeconds.WithLabelValues(spec.Name).Observe(time.Since(start).Seconds())
+				b.settle(hctx, spec, o, d, err)
+			}()
+		}
+		wg.Wait()
+	}, true)
+}
+
+// RunBatch consumes spec's durable consumer in batches of up to
+// o.Concurrency deliveries, one batch at a time.
+func (b *Bus) RunBatch(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, h BatchHandler) error {
+	return b.run(ctx, spec, o, func(hctx context.Context, ds []*Delivery) {
+		start := time.Now()
+		errs := safeHandleBatch(hctx, ds, h)
+		metricHandleSeconds.WithLabelValues(spec.Name).Observe(time.Since(start).Seconds())
+		for i, d := range ds {
+			b.settle(hctx, spec, o, d, errs[i])
+		}
+	}, false)
+}
+
+// run is the fetch loop shared by Run and RunBatch. With streaming, each
+// fetched group is processed in the background while the loop fetches more
+// for the free slots; otherwise one group at a time.
+func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, process func(context.Context, []*Delivery), streaming bool) error {
+	if o.Concurrency < 1 {
+		o.Concurrency = 1
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	log := b.log.With(zap.String("consumer", spec.Name), zap.String("service", o.Service))
+	cons, err := b.EnsureConsumer(ctx, spec)
+	if err != nil {
+		return err
+	}
+	// Handlers run on a context that outlives ctx by the drain timeout.
+	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer hcancel()
+	stop := context.AfterFunc(ctx, func() {
+		time.AfterFunc(o.DrainTimeout, hcancel)
+	})
+	defer stop()
+
+	slots := make(chan struct{}, o.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		// Take one free slot (blocking), then every other free slot.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		n := 1
+	more:
+		for n < o.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		ds, err := b.fetch(cons, spec, n)
+		for i := len(ds); i < n; i++ {
+			<-slots
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			log.Warn("fetch failed", zap.Error(err))
+			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+				if err := b.EnsureStreams(ctx); err == nil {
+					if c, err := b.EnsureConsumer(ctx, spec); err == nil {
+						cons = c
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff + time.Duration(rand.Int64N(int64(backoff)))):
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+		if len(ds) == 0 {
+			continue
+		}
+		release := func() {
+			for range ds {
+				<-slots
+			}
+		}
+		if streaming {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer release()
+				process(hctx, ds)
+			}()
+		} else {
+			process(hctx, ds)
+			release()
+		}
+	}
+	return nil
+}
+
+// fetch waits up to a second for one message, then takes whatever else is
+// ready, up to n in all, without waiting for a full batch.
+func (b *Bus) fetch(cons jetstream.Consumer, spec messages.ConsumerSpec, n int) ([]*Delivery, error) {
+	first, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	out := b.collect(first, spec.Name)
+	if err := first.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && len(out) == 0 {
+		return nil, err
+	}
+	if len(out) == 0 || n == 1 {
+		return out, nil
+	}
+	rest, err := cons.FetchNoWait(n - 1)
+	if err != nil {
+		return out, nil
+	}
+	return append(out, b.collect(rest, spec.Name)...), nil
+}
+
+func (b *Bus) collect(batch jetstream.MessageBatch, consumer string) []*Delivery {
+	var out []*Delivery
+	for m := range batch.Messages() {
+		d := &Delivery{Subject: b.unsubject(m.Subject()), Data: m.Data(), Consumer: consumer, msg: m}
+		if h := m.Headers(); h != nil {
+			d.MsgID = h.Get(jetstream.MsgIDHeader)
+		}
+		if md, err := m.Metadata(); err == nil {
+			d.Stream = strings.TrimSuffix(md.Stream, "_"+b.opts.Namespace)
+			d.Sequence = md.Sequence.Stream
+			d.Deliveries = md.NumDelivered
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// safeHandle turns a handler panic into a permanent failure with the panic
+// as its reason, so one poison message cannot crash a service.
+func safeHandle(ctx context.Context, d *Delivery, h Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Permanent(fmt.Errorf("handler panic: %v", r))
+		}
+	}()
+	return h(ctx, d)
+}
+
+func safeHandleBatch(ctx context.Context, ds []*Delivery, h BatchHandler) (errs []error) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs = make([]error, len(ds))
+			for i := range errs {
+				errs[i] = fmt.Errorf("batch handler panic: %v", r)
+			}
+		}
+	}()
+	errs = h(ctx, ds)
+	if len(errs) != len(ds) {
+		errs = make([]error, len(ds))
+		for i := range errs {
+			errs[i] = fmt.Errorf("batch handler returned %d results for %d messages", len(errs), len(ds))
+		}
+	}
+	return errs
+}
+
+// settle acknowledges, retries or dead-letters a handled delivery.
+func (b *Bus) settle(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, d *Delivery, err error) {
+	log := b.log.With(zap.String("consumer", spec.Name), zap.String("subject", d.Subject), zap.String("msg_id", d.MsgID))
+	switch {
+	case err == nil:
+		metricHandled.WithLabelValues(spec.Name, "ack").Inc()
+		if aerr := d.msg.Ack(); aerr != nil {
+			log.Warn("ack failed; the message will be redelivered and handled idempotently", zap.Error(aerr))
+		}
+	case errors.Is(err, ErrPermanent) || d.Deliveries >= uint64(spec.MaxDeliver):
+		reason := err.Error()
+		if !errors.Is(err, ErrPermanent) {
+			reason = fmt.Sprintf("failed %d deliveries: %v", d.Deliveries, err)
+		}
+		dl := &messages.DeadLetter{
+			Schema: messages.SchemaVersion, Stream: d.Stream, Consumer: spec.Name, Subject: d.Subject,
+			Sequence: d.Sequence, Deliveries: d.Deliveries, Reason: reason, Service: o.Service,
+			Data: d.Data, At: time.Now().UTC(),
+		}
+		if h := d.msg.Headers(); h != nil {
+			dl.Headers = h
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if perr := b.Publish(pctx, messages.DeadLetterSubject(d.Stream, d.Campaign()), dl); perr != nil {
+			// Never drop: leave it to be redelivered and dead-lettered later.
+			log.Error("dead-letter publish failed; message left for redelivery", zap.Error(perr))
+			_ = d.msg.NakWithDelay(time.Second)
+			return
+		}
+		metricHandled.WithLabelValues(spec.Name, "deadletter").Inc()
+		log.Warn("message dead-lettered", zap.String("reason", reason))
+		_ = d.msg.Term()
+	default:
+		metricHandled.WithLabelValues(spec.Name, "retry").Inc()
+		delay := retryDelay(d.Deliveries)
+		log.Info("handler failed; retrying", zap.Error(err), zap.Uint64("deliveries", d.Deliveries), zap.Duration("delay", delay))
+		_ = d.msg.NakWithDelay(delay)
+	}
+}
+
+// retryDelay backs off exponentially with jitter: ~0.2 s, 0.4 s, … ≤ 10 s.
+func retryDelay(deliveries uint64) time.Duration {
+	d := 200 * time.Millisecond << min(deliveries, 6)
+	d = min(d, 10*time.Second)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}

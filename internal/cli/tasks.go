@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+func init() { register(newTasksCmd) }
+
+func newTasksCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tasks [--json]",
+		Short: "LLEMA's benchmark tasks, and checks of user task files",
+		Long: `List the 14 built-in discovery tasks of the LLEMA benchmark with their
+property constraints in words and whether Crucible can evaluate them: every
+constrained property comes from a CGCNN surrogate, the structure or the hull;
+some only from the reference table (dielectric constant); or some from
+nothing (piezoelectric coefficients, conductivity), in which case no
+candidate can be feasible.
+
+With --json, one object per line: the task's fields (name, domain,
+description, goal, constraints, elements, properties, notes) plus support,
+unsupported and reference_only.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeTasks(cmd.OutOrStdout(), task.Builtins(), nil, asJSON, false)
+		},
+	}
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "one JSON object per line")
+	cmd.AddCommand(newTasksShowCmd(&asJSON), newTasksCheckCmd(&asJSON))
+	return cmd
+}
+
+func newTasksShowCmd(asJSON *bool) *cobra.Command {
+	var asYAML bool
+	cmd := &cobra.Command{
+		Use:   "show NAME [--json | --yaml]",
+		Short: "Show one built-in task in full",
+		Long: `Show one built-in task: description, goal, constraints, element rules, notes
+and support. NAME is matched ignoring case, spaces, '_', '-' and punctuation,
+and may be one of the names LLEMA's paper uses ("Wide-Bandgap
+Semiconductors"); several arguments are joined with spaces. With --yaml the
+task is written as a task file to start a variant from.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := task.ByName(strings.Join(args, " "))
+			if err != nil {
+				return err
+			}
+			if asYAML {
+				y, err := task.EncodeYAML(t)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(y)
+				return err
+			}
+			return writeTasks(cmd.OutOrStdout(), []task.Task{t}, nil, *asJSON, true)
+		},
+	}
+	cmd.Flags().BoolVar(&asYAML, "yaml", false, "write the task as a YAML task file")
+	return cmd
+}
+
+func newTasksCheckCmd(asJSON *bool) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE",
+		Short: "Read a user task file (LLEMA CSV, YAML or JSON) and show what was understood",
+		Long: `Read FILE and print every task as Crucible understood it, with warnings for
+goal clauses kept as notes rather than constraints, then the errors. FILE is
+LLEMA's CSV format (columns Task, Goal and optionally Properties; goals in
+words such as "Band gap ≥ 2.5 eV, Formation energy ≤ -1.0 eV/atom, Must
+contain Li/Na/K") when it ends in .csv, typed tasks when it ends in .yaml,
+.yml or .json.
+
+Exit status 1 when any task has an error. With --json, one object per task
+(with its issues), then one {"error": ...} object per error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tasks, issues, loadErr := task.LoadFile(args[0])
+			if pe := (*fs.PathError)(nil); errors.As(loadErr, &pe) {
+				return loadErr // the file could not be read at all
+			}
+			if err := writeTasks(cmd.OutOrStdout(), tasks, issues, *asJSON, true); err != nil {
+				return err
+			}
+			if loadErr == nil {
+				return nil
+			}
+			errs := flattenErrors(loadErr)
+			for _, e := range errs {
+				var err error
+				if *asJSON {
+					err = writeJSONLine(cmd.OutOrStdout(), map[string]string{"error": e.Error()})
+				} else {
+					_, err = fmt.Fprintln(cmd.ErrOrStderr(), "error:", e)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %d error(s), %d task(s) valid", args[0], len(errs), len(tasks))}
+		},
+	}
+}
+
+// taskJSON is a task with its support status, one line of --json output.
+type taskJSON struct {
+	task.Task
+	Support       task.Support `json:"support"`
+	Unsupported   []string     `json:"unsupported,omitempty"`
+	ReferenceOnly []string     `json:"reference_only,omitempty"`
+	Issues        []string     `json:"issues,omitempty"`
+}
+
+// writeTasks prints the tasks, each with the issues that name it.
+func writeTasks(w io.Writer, tasks []task.Task, issues []task.Issue, asJSON, detailed bool) error {
+	for i, t := range tasks {
+		var mine []string
+		for _, is := range issues {
+			if is.Task == t.Name {
+				mine = append(mine, is.String())
+			}
+		}
+		var err error
+		if asJSON {
+			err = writeJSONLine(w, taskJSON{Task: t, Support: t.Support(), Unsupported: t.Unsupported(), ReferenceOnly: t.ReferenceOnly(), Issues: mine})
+		} else {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			err = writeTaskText(w, t, mine, detailed)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Issues of rows that did not become tasks.
+	for _, is := range issues {
+		found := false
+		for _, t := range tasks {
+			found = found || is.Task == t.Name
+		}
+		if found {
+			continue
+		}
+		var err error
+		if asJSON {
+			err = writeJSONLine(w, map[string]string{"warning": is.String()})
+		} else {
+			_, err = fmt.Fprintln(w, "warning:", is)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeTaskText(w io.Writer, t task.Task, issues []string, detailed bool) error {
+	title := t.Name
+	if t.Domain != "" {
+		title += " (" + t.Domain + ")"
+	}
+	fmt.Fprintln(w, title)
+	if detailed && t.Description != "" {
+		fmt.Fprintln(w, "  "+t.Description)
+	}
+	if detailed && t.Goal != "" {
+		fmt.Fprintln(w, "  goal: "+t.Goal)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range t.Constraints {
+		support := "unknown property"
+		if p, err := task.PropertyByName(c.Property); err == nil {
+			support = string(p.Support)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Describe(), c.Property, support)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range t.Elements.Describe() {
+		fmt.Fprintln(w, "  elements: "+r)
+	}
+	if len(t.Properties) > 0 {
+		fmt.Fprintln(w, "  also reports: "+strings.Join(t.Properties, ", "))
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintln(w, "  note: "+n)
+	}
+	fmt.Fprintln(w, "  "+supportText(t))
+	for _, is := range issues {
+		fmt.Fprintln(w, "  warning: "+is)
+	}
+	return nil
+}
+
+// supportText says in words whether Crucible can evaluate the task.
+func supportText(t task.Task) string {
+	var parts []string
+	if u := t.Unsupported(); len(u) > 0 {
+		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible; no candidate can be feasible)", strings.Join(u, ", ")))
+	}
+	if r := t.ReferenceOnly(); len(r) > 0 {
+		parts = append(parts, fmt.Sprintf("reference only: %s (known for compounds in the reference table, none for novel ones)", strings.Join(r, ", ")))
+	}
+	if len(parts) == 0 {
+		return "support: every property from surrogates, the structure or the hull"
+	}
+	return "support: " + strings.Join(parts, "; ")
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// flattenErrors lists the errors joined in err.
+func flattenErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flattenErrors(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runTasksCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	root := NewRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestTasksList(t *testing.T) {
+	out, _, err := runTasksCmd(t, "tasks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Hard, Stiff Ceramics (Structural)",
+		"Bulk modulus 100–300 GPa",
+		"Toxic_Free_Perovskite_Oxide",
+		"unsupported: piezo_max_dij, piezo_max_dielectric",
+		"reference only: dielectric_constant",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tasks output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, _, err = runTasksCmd(t, "tasks", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 14 {
+		t.Fatalf("--json: %d lines, want 14", len(lines))
+	}
+	var piezo struct {
+		Name        string   `json:"name"`
+		Support     string   `json:"support"`
+		Unsupported []string `json:"unsupported"`
+	}
+	if err := json.Unmarshal([]byte(lines[8]), &piezo); err != nil {
+		t.Fatal(err)
+	}
+	if piezo.Name != "Piezo Energy Harvesters" || piezo.Support != "unsupported" || len(piezo.Unsupported) != 2 {
+		t.Errorf("line 9: %+v", piezo)
+	}
+}
+
+func TestTasksShow(t *testing.T) {
+	out, _, err := runTasksCmd(t, "tasks", "show", "wide", "bandgap", "semiconductors")
+	if err != nil || !strings.Contains(out, "Stable Wide-Bandgap Semiconductors") || !strings.Contains(out, "goal: ") {
+		t.Errorf("show: %v\n%s", err, out)
+	}
+	out, _, err = runTasksCmd(t, "tasks", "show", "--yaml", "Photovoltaic Absorbers")
+	if err != nil || !strings.Contains(out, "earth_abundant: true") {
+		t.Errorf("show --yaml: %v\n%s", err, out)
+	}
+	if _, _, err := runTasksCmd(t, "tasks", "show", "Superconductors"); err == nil {
+		t.Error("show of an unknown task: want an error")
+	}
+}
+
+func TestTasksCheck(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(good, []byte("Task,Goal\nMine,\"Band gap >= 2 eV, exclude Pb, low cost\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("Task,Goal\nOK,Band gap 1-2 eV\nBad,Hardness >= 3 GPa\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runTasksCmd(t, "tasks", "check", good)
+	if err != nil {
+		t.Fatalf("check good: %v", err)
+	}
+	for _, want := range []string{"Band gap ≥ 2 eV", "must not contain Pb", "note: low cost", `warning: line 2: Mine: not understood, kept as a note: "low cost"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	out, errOut, err := runTasksCmd(t, "tasks", "check", bad)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("check bad: err %v, want exit status 1", err)
+	}
+	if !strings.Contains(out, "Band gap 1–2 eV") || !strings.Contains(errOut, `line 3 ("Bad")`) {
+		t.Errorf("check bad: stdout\n%s\nstderr\n%s", out, errOut)
+	}
+}

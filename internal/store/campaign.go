@@ -1,0 +1,586 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// ErrNotFound is returned for a campaign the store does not hold.
+var ErrNotFound = errors.New("not found")
+
+// Campaign keys.
+func (s *Store) stateKey(c string) string    { return s.ck(c, "state") }
+func (s *Store) specKey(c string) string     { return s.ck(c, "spec") }
+func (s *Store) triggersKey(c string) string { return s.ck(c, "triggers") }
+func (s *Store) gensKey(c string) string     { return s.ck(c, "gens") }
+func (s *Store) seenKey(c string) string     { return s.ck(c, "seen") }
+func (s *Store) evaluatedKey(c string) string {
+	return s.ck(c, "evaluated")
+}
+func (s *Store) compsKey(c string) string   { return s.ck(c, "comps") }
+func (s *Store) docsKey(c string) string    { return s.ck(c, "docs") }
+func (s *Store) findsKey(c string) string   { return s.ck(c, "finds") }
+func (s *Store) islandsKey(c string) string { return s.ck(c, "islands") }
+func (s *Store) hitsKey(c string) string    { return s.ck(c, "hits") }
+func (s *Store) curveKey(c string) string   { return s.ck(c, "curve") }
+func (s *Store) discoveriesKey(c string) string {
+	return s.ck(c, "discoveries")
+}
+func (s *Store) poolKey(c string, island int, kind string) string {
+	return s.ck(c, "island", strconv.Itoa(island), kind)
+}
+func (s *Store) indexKey() string { return s.prefix + "campaigns" }
+
+// CreateCampaign stores a validated campaign and its initial state, once:
+// it reports false when the campaign already existed (a redelivered
+// submission), leaving it untouched.
+func (s *Store) CreateCampaign(ctx context.Context, spec *messages.CampaignSpec, seeds int) (bool, error) {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return false, err
+	}
+	args := []any{string(data),
+		"status", messages.StateRunning,
+		"budget", spec.Budget, "episodes", spec.Episodes, "batch", spec.BatchSize,
+		"islands", spec.Islands, "seeds", seeds, "episode", 0,
+		"created", time.Now().UTC().Format(time.RFC3339Nano),
+	}
+	n, err := scriptCreate.Run(ctx, s.rdb, []string{s.stateKey(spec.ID), s.specKey(spec.ID)}, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("store: create campaign %s: %w", spec.ID, err)
+	}
+	// The index is another hash slot, so it is written separately; ZADD is
+	// idempotent.
+	if err := s.rdb.ZAdd(ctx, s.indexKey(), redis.Z{Score: float64(spec.SubmittedAt.UnixMilli()), Member: spec.ID}).Err(); err != nil {
+		return false, fmt.Errorf("store: index campaign %s: %w", spec.ID, err)
+	}
+	return n == 1, nil
+}
+
+// Spec returns a campaign's spec.
+func (s *Store) Spec(ctx context.Context, campaign string) (*messages.CampaignSpec, error) {
+	data, err := s.rdb.Get(ctx, s.specKey(campaign)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("store: campaign %s: %w", campaign, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: campaign %s: %w", campaign, err)
+	}
+	var spec messages.CampaignSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, fmt.Errorf("store: campaign %s spec: %w", campaign, err)
+	}
+	return &spec, nil
+}
+
+// Campaigns lists campaign ids, oldest first.
+func (s *Store) Campaigns(ctx context.Context) ([]string, error) {
+	return s.rdb.ZRange(ctx, s.indexKey(), 0, -1).Result()
+}
+
+// State is a campaign's counters and control fields.
+type State struct {
+	Status   string
+	Episode  int
+	Inflight int
+	// FindsVersion changes whenever a candidate extends the hull.
+	FindsVersion  int
+	Counters      messages.Counters
+	EAboveHullSum float64
+	EAboveHullN   int
+	Unique        int
+	Created       time.Time
+	raw           map[string]string
+}
+
+// Int returns a raw integer field of the state hash.
+func (st *State) Int(field string) int {
+	n, _ := strconv.Atoi(st.raw[field])
+	return n
+}
+
+// State reads a campaign's state.
+func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
+	m, err := s.rdb.HGetAll(ctx, s.stateKey(campaign)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: state of %s: %w", campaign, err)
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("store: campaign %s: %w", campaign, ErrNotFound)
+	}
+	st := &State{raw: m, Status: m["status"]}
+	st.Episode = st.Int("episode")
+	st.Inflight = st.Int("inflight")
+	st.FindsVersion = st.Int("finds_version")
+	st.Unique = st.Int("unique_compositions")
+	st.EAboveHullN = st.Int("ehull_n")
+	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)
+	st.Created, _ = time.Parse(time.RFC3339Nano, m["created"])
+	c := &st.Counters
+	c.Proposed, c.Evaluated, c.Valid = st.Int("proposed"), st.Int("evaluated"), st.Int("valid")
+	c.Hits, c.Stable, c.StableHits = st.Int("hits"), st.Int("stable"), st.Int("stable_hits")
+	c.Novel, c.Known, c.Seeds = st.Int("novel"), st.Int("known"), st.Int("seeds")
+	c.Generations, c.EmptyGenerations, c.Rejected = st.Int("generations"), st.Int("empty_generations"), st.Int("rejected")
+	c.Discoveries, c.LLMCalls = st.Int("discoveries"), st.Int("llm_calls")
+	c.PromptTokens, c.CompletionTokens = st.Int("prompt_tokens"), st.Int("completion_tokens")
+	return st, nil
+}
+
+// Generation is a reserved generation.
+type Generation struct {
+	Generation, Slots, Episode int
+}
+
+// RequestGeneration reserves the next generation of the current episode on
+// behalf of trigger. The same trigger always gets the same answer; ok is
+// false when no generation can be requested (budget of the episode
+// reserved, campaign finished).
+func (s *Store) RequestGeneration(ctx context.Context, campaign, trigger string) (g Generation, ok bool, err error) {
+	res, err := scriptRequest.Run(ctx, s.rdb, []string{s.stateKey(campaign), s.triggersKey(campaign), s.gensKey(campaign)}, trigger).Text()
+	if err != nil {
+		return g, false, fmt.Errorf("store: request generation of %s (%s): %w", campaign, trigger, err)
+	}
+	if strings.HasPrefix(res, "-1:") {
+		return g, false, nil
+	}
+	parts := strings.Split(res, ":")
+	if len(parts) != 3 {
+		return g, false, fmt.Errorf("store: request generation: bad reply %q", res)
+	}
+	g.Generation, _ = strconv.Atoi(parts[0])
+	g.Slots, _ = strconv.Atoi(parts[1])
+	g.Episode, _ = strconv.Atoi(parts[2])
+	return g, true, nil
+}
+
+// Proposal is what a proposer publishes for one generation.
+type Proposal struct {
+	Generation int
+	Island     int
+	Candidates []*messages.Candidate
+	// Rejected are candidates the generator produced that failed the
+	// proposer's checks, kept for the island's failure memory.
+	Rejected []Member
+	// Tokens and calls of the LLM for this generation.
+	PromptTokens, CompletionTokens, LLMCalls int
+}
+
+// ExhaustionLimit is how many generations in a row may come back empty
+// before a campaign is declared exhausted.
+const ExhaustionLimit = 50
+
+// MaxRejectsKept bounds each island's list of rejected proposals.
+const MaxRejectsKept = 32
+
+// RecordProposal stores a generation's proposal and deduplicates its
+// candidates against the campaign's earlier ones, once per generation: it
+// returns the candidates to publish (for a repeated call, the same ones).
+func (s *Store) RecordProposal(ctx context.Context, campaign string, p *Proposal) ([]*messages.Candidate, error) {
+	proposal, err := json.Marshal(p.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	args := []any{p.Generation, p.Island, string(proposal), len(p.Rejected), p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, len(p.Rejected)}
+	for _, r := range p.Rejected {
+		doc, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, string(doc))
+	}
+	for _, c := range p.Candidates {
+		args = append(args, c.ID, c.Fingerprint)
+	}
+	keys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign), s.poolKey(campaign, p.Island, "rejects")}
+	res, err := scriptPropose.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("store: record proposal %s generation %d: %w", campaign, p.Generation, err)
+	}
+	accepted := make(map[string]bool, len(res))
+	for _, v := range res[1:] {
+		if id, ok := v.(string); ok {
+			accepted[id] = true
+		}
+	}
+	// A repeated call must publish what the first call stored, not what
+	// this (possibly different) proposal holds.
+	stored, err := s.rdb.HGet(ctx, s.gensKey(campaign), strconv.Itoa(p.Generation)+":proposal").Bytes()
+	var cands []*messages.Candidate
+	switch {
+	case errors.Is(err, redis.Nil):
+		// Completed and cleaned up already: nothing left to publish.
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("store: read proposal: %w", err)
+	}
+	if err := json.Unmarshal(stored, &cands); err != nil {
+		return nil, fmt.Errorf("store: stored proposal: %w", err)
+	}
+	out := cands[:0]
+	for _, c := range cands {
+		if accepted[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// GenerationDone reports whether generation g finished (all evaluated, or
+// empty).
+func (s *Store) GenerationDone(ctx context.Context, campaign string, g int) (bool, error) {
+	v, err := s.rdb.HGet(ctx, s.gensKey(campaign), strconv.Itoa(g)+":done").Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return v == "1", err
+}
+
+// Member is an island pool member: a candidate with what the proposer
+// needs to show it as a demonstration or use it as a parent.
+type Member struct {
+	ID         string             `json:"id"`
+	Formula    string             `json:"formula"`
+	Structure  messages.Structure `json:"structure"`
+	Score      float64            `json:"score"`
+	Feasible   bool               `json:"feasible"`
+	Stable     bool               `json:"stable"`
+	Valid      bool               `json:"valid"`
+	EAboveHull *float64           `json:"e_above_hull,omitempty"`
+	Properties map[string]float64 `json:"properties,omitempty"`
+	Margins    []messages.Margin  `json:"margins,omitempty"`
+	Reasons    []messages.Reason  `json:"reasons,omitempty"`
+	Operator   string             `json:"operator,omitempty"`
+	Parents    []string           `json:"parents,omitempty"`
+	Seed       bool               `json:"seed,omitempty"`
+	Generation int                `json:"generation"`
+	Island     int                `json:"island"`
+	Rule       string             `json:"rule,omitempty"`
+	Rationale  string             `json:"rationale,omitempty"`
+}
+
+// Find is a campaign candidate that extends the convex hull: the evaluator
+// adds it to the reference phases of later candidates.
+type Find struct {
+	ID            string  `json:"id"`
+	Formula       string  `json:"formula"`
+	EnergyPerAtom float64 `json:"e_form_per_atom"`
+}
+
+// HitDoc keeps what the summary's Pareto front needs of a hit.
+type HitDoc struct {
+	Formula string             `json:"formula"`
+	Margins map[string]float64 `json:"margins"`
+	Score   float64            `json:"score"`
+}
+
+// EvaluationRecord is one evaluation as the reflector records it.
+type EvaluationRecord struct {
+	ID         string
+	Generation int
+	Episode    int
+	Island     int
+	Seed       bool
+	Score      float64
+	Feasible   bool
+	Stable     bool
+	Valid      bool
+	Known      bool
+	Novel      bool
+	Formula    string
+	EAboveHull *float64
+	Member     Member
+	PoolSize   int
+	Find       *Find
+	Hit        *HitDoc
+}
+
+// Outcome says what recording an evaluation completed.
+type Outcome struct {
+	// Duplicate: the evaluation was recorded before; the flags are those of
+	// the first time, so follow-up actions can be repeated idempotently.
+	Duplicate      bool
+	Index          int // 1-based position among the campaign's evaluations
+	SeedsDone      bool
+	GenerationDone bool
+	EpisodeDone    bool
+	CampaignDone   bool
+}
+
+// RecordEvaluation adds an evaluation to its island's pool and the
+// campaign's counters, once per candidate id.
+func (s *Store) RecordEvaluation(ctx context.Context, campaign string, r *EvaluationRecord) (Outcome, error) {
+	doc, err := json.Marshal(r.Member)
+	if err != nil {
+		return Outcome{}, err
+	}
+	find, hit := "", ""
+	if r.Find != nil {
+		b, _ := json.Marshal(r.Find)
+		find = string(b)
+	}
+	if r.Hit != nil {
+		b, _ := json.Marshal(r.Hit)
+		hit = string(b)
+	}
+	ehull := ""
+	if r.EAboveHull != nil {
+		ehull = strconv.FormatFloat(*r.EAboveHull, 'g', -1, 64)
+	}
+	keys := []string{
+		s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
+		s.docsKey(campaign), s.findsKey(campaign), s.poolKey(campaign, r.Island, "success"),
+		s.poolKey(campaign, r.Island, "failure"), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign),
+	}
+	args := []any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
+		b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit}
+	res, err := scriptEvaluate.Run(ctx, s.rdb, keys, args...).Text()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("store: record evaluation %s: %w", r.ID, err)
+	}
+	var o Outcome
+	if rest, ok := strings.CutPrefix(res, "dup;"); ok {
+		o.Duplicate = true
+		res = rest
+	}
+	for _, f := range strings.Split(res, ",") {
+		switch {
+		case f == "seeds_done":
+			o.SeedsDone = true
+		case f == "generation_done":
+			o.GenerationDone = true
+		case f == "episode_done":
+			o.EpisodeDone = true
+		case f == "campaign_done":
+			o.CampaignDone = true
+		case strings.HasPrefix(f, "index="):
+			o.Index, _ = strconv.Atoi(strings.TrimPrefix(f, "index="))
+		}
+	}
+	return o, nil
+}
+
+func b2s(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// AdvanceEpisode moves the campaign past episode e; it reports false when
+// e was the last.
+func (s *Store) AdvanceEpisode(ctx context.Context, campaign string, e int) (bool, error) {
+	n, err := scriptAdvance.Run(ctx, s.rdb, []string{s.stateKey(campaign)}, e).Int()
+	if err != nil {
+		return false, fmt.Errorf("store: advance episode of %s: %w", campaign, err)
+	}
+	return n == 1, nil
+}
+
+// RecordDiscovery counts an accepted discovery once.
+func (s *Store) RecordDiscovery(ctx context.Context, campaign, id string) error {
+	return scriptDiscovery.Run(ctx, s.rdb, []string{s.stateKey(campaign), s.discoveriesKey(campaign)}, id).Err()
+}
+
+// IslandStat is an island's evaluated candidates and their mean score.
+type IslandStat struct {
+	Island    int
+	N         int
+	MeanScore float64
+}
+
+// Islands returns the statistics of islands 0..n−1 (zero for an island
+// with no evaluation yet).
+func (s *Store) Islands(ctx context.Context, campaign string, n int) ([]IslandStat, error) {
+	m, err := s.rdb.HGetAll(ctx, s.islandsKey(campaign)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: islands of %s: %w", campaign, err)
+	}
+	out := make([]IslandStat, n)
+	for i := range out {
+		out[i].Island = i
+		out[i].N, _ = strconv.Atoi(m[strconv.Itoa(i)+":n"])
+		sum, _ := strconv.ParseFloat(m[strconv.Itoa(i)+":sum"], 64)
+		if out[i].N > 0 {
+			out[i].MeanScore = sum / float64(out[i].N)
+		}
+	}
+	return out, nil
+}
+
+// Pool returns the k best members of an island's "success" or "failure"
+// pool, best first.
+func (s *Store) Pool(ctx context.Context, campaign string, island int, kind string, k int) ([]Member, error) {
+	ids, err := s.rdb.ZRevRange(ctx, s.poolKey(campaign, island, kind), 0, int64(k-1)).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	docs, err := s.rdb.HMGet(ctx, s.docsKey(campaign), ids...).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []Member
+	for _, d := range docs {
+		str, ok := d.(string)
+		if !ok {
+			continue // trimmed between the two reads
+		}
+		var m Member
+		if err := json.Unmarshal([]byte(str), &m); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Rejects returns the k most recent rejected proposals of an island.
+func (s *Store) Rejects(ctx context.Context, campaign string, island, k int) ([]Member, error) {
+	docs, err := s.rdb.LRange(ctx, s.poolKey(campaign, island, "rejects"), 0, int64(k-1)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Member, 0, len(docs))
+	for _, d := range docs {
+		var m Member
+		if err := json.Unmarshal([]byte(d), &m); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Finds returns the campaign's candidates that extend the hull.
+func (s *Store) Finds(ctx context.Context, campaign string) ([]Find, error) {
+	m, err := s.rdb.HGetAll(ctx, s.findsKey(campaign)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: finds of %s: %w", campaign, err)
+	}
+	out := make([]Find, 0, len(m))
+	for _, v := range m {
+		var f Find
+		if err := json.Unmarshal([]byte(v), &f); err == nil {
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// CompositionStat is MADE's per-composition query statistics.
+type CompositionStat struct {
+	Formula    string
+	Queries    int
+	Stable     int
+	Hits       int
+	EMin, EMax *float64
+}
+
+// Compositions returns the per-composition statistics of a campaign.
+func (s *Store) Compositions(ctx context.Context, campaign string) (map[string]*CompositionStat, error) {
+	m, err := s.rdb.HGetAll(ctx, s.compsKey(campaign)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: compositions of %s: %w", campaign, err)
+	}
+	out := map[string]*CompositionStat{}
+	for k, v := range m {
+		formula, field, ok := strings.Cut(k, "|")
+		if !ok {
+			continue
+		}
+		c := out[formula]
+		if c == nil {
+			c = &CompositionStat{Formula: formula}
+			out[formula] = c
+		}
+		switch field {
+		case "n":
+			c.Queries, _ = strconv.Atoi(v)
+		case "stable":
+			c.Stable, _ = strconv.Atoi(v)
+		case "hits":
+			c.Hits, _ = strconv.Atoi(v)
+		case "emin", "emax":
+			x, err := strconv.ParseFloat(v, 64)
+			if err == nil {
+				if field == "emin" {
+					c.EMin = &x
+				} else {
+					c.EMax = &x
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// Hits returns the Pareto documents of every hit.
+func (s *Store) Hits(ctx context.Context, campaign string) (map[string]HitDoc, error) {
+	m, err := s.rdb.HGetAll(ctx, s.hitsKey(campaign)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]HitDoc, len(m))
+	for id, v := range m {
+		var h HitDoc
+		if err := json.Unmarshal([]byte(v), &h); err == nil {
+			out[id] = h
+		}
+	}
+	return out, nil
+}
+
+// DiscoveryCurve returns the evaluation indices at which a stable novel
+// candidate was found, in order.
+func (s *Store) DiscoveryCurve(ctx context.Context, campaign string) ([]int, error) {
+	vs, err := s.rdb.LRange(ctx, s.curveKey(campaign), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(vs))
+	for _, v := range vs {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// GenerationMemorization returns, per generation with evaluations, the
+// evaluated and known counts, by generation number.
+func (s *Store) GenerationMemorization(ctx context.Context, campaign string) (map[int][2]int, error) {
+	m, err := s.rdb.HGetAll(ctx, s.gensKey(campaign)).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[int][2]int{}
+	for k, v := range m {
+		gs, field, ok := strings.Cut(k, ":")
+		if !ok || (field != "evaluated" && field != "known") {
+			continue
+		}
+		g, err1 := strconv.Atoi(gs)
+		n, err2 := strconv.Atoi(v)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		c := out[g]
+		if field == "evaluated" {
+			c[0] = n
+		} else {
+			c[1] = n
+		}
+		out[g] = c
+	}
+	return out, nil
+}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Memory banks are keyed by context (a task, or task × chemical system) and
+// outlive campaigns: a new campaign on the same context starts with them
+// (SciMem's disentangled banks).
+
+// MaxReflectionsKept bounds a bank's reflection list.
+const MaxReflectionsKept = 50
+
+// Experience is one distilled lesson of a memory bank (SciMem App. E):
+// edited by add, modify, merge and delete operations.
+type Experience struct {
+	Key string `json:"key"`
+	// Text is the lesson in words.
+	Text string `json:"text"`
+	// Support counts the evaluations behind it.
+	Support int `json:"support"`
+	// Kind groups lessons ("composition", "element", "system").
+	Kind string `json:"kind"`
+	// Campaigns that contributed to it.
+	Campaigns []string `json:"campaigns,omitempty"`
+}
+
+// ExperienceOp is one edit of a bank's experiences.
+type ExperienceOp struct {
+	Delete     bool
+	Experience Experience
+}
+
+// ApplyReflection adds a reflection, its directives and experience edits to
+// a bank, once per reflection id.
+func (s *Store) ApplyReflection(ctx context.Context, bank, id string, r *messages.Reflection, ops []ExperienceOp) (bool, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return false, err
+	}
+	args := []any{id, string(data), MaxReflectionsKept, len(r.Directives)}
+	for _, d := range r.Directives {
+		b, _ := json.Marshal(d)
+		args = append(args, d.Key(), string(b))
+	}
+	for _, op := range ops {
+		if op.Delete {
+			args = append(args, "del", op.Experience.Key, "")
+			continue
+		}
+		b, _ := json.Marshal(op.Experience)
+		args = append(args, "put", op.Experience.Key, string(b))
+	}
+	keys := []string{s.mk(bank, "reflections"), s.mk(bank, "directives"), s.mk(bank, "experiences"), s.mk(bank, "applied")}
+	n, err := scriptMemory.Run(ctx, s.rdb, keys, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("store: memory bank %s: %w", bank, err)
+	}
+	return n == 1, nil
+}
+
+// Reflections returns the w most recent reflections of a bank, newest
+// first.
+func (s *Store) Reflections(ctx context.Context, bank string, w int) ([]messages.Reflection, error) {
+	if w <= 0 {
+		return nil, nil
+	}
+	vs, err := s.rdb.LRange(ctx, s.mk(bank, "reflections"), 0, int64(w-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: reflections of %s: %w", bank, err)
+	}
+	out := make([]messages.Reflection, 0, len(vs))
+	for _, v := range vs {
+		var r messages.Reflection
+		if err := json.Unmarshal([]byte(v), &r); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Directives returns a bank's directives, ordered by key.
+func (s *Store) Directives(ctx context.Context, bank string) ([]messages.Directive, error) {
+	m, err := s.rdb.HGetAll(ctx, s.mk(bank, "directives")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: directives of %s: %w", bank, err)
+	}
+	out := make([]messages.Directive, 0, len(m))
+	for _, v := range m {
+		var d messages.Directive
+		if err := json.Unmarshal([]byte(v), &d); err == nil {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out, nil
+}
+
+// Experiences returns a bank's experiences, ordered by key.
+func (s *Store) Experiences(ctx context.Context, bank string) ([]Experience, error) {
+	m, err := s.rdb.HGetAll(ctx, s.mk(bank, "experiences")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: experiences of %s: %w", bank, err)
+	}
+	out := make([]Experience, 0, len(m))
+	for _, v := range m {
+		var e Experience
+		if err := json.Unmarshal([]byte(v), &e); err == nil {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}

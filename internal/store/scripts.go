@@ -1,0 +1,236 @@
+package store
+
+import "github.com/redis/go-redis/v9"
+
+// luaPrelude defines helpers every campaign script uses. KEYS[1] is always
+// the campaign's state hash.
+const luaPrelude = `
+local st = KEYS[1]
+local function num(f) return tonumber(redis.call('HGET', st, f) or '0') or 0 end
+local function epBudget(e)
+  local b, n = num('budget'), num('episodes')
+  local q = math.floor(b / n)
+  if e < b % n then return q + 1 end
+  return q
+end
+`
+
+// scriptCreate stores a campaign once. KEYS: state, spec.
+// ARGV: spec JSON, then field/value pairs of the initial state.
+var scriptCreate = redis.NewScript(luaPrelude + `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('SET', KEYS[2], ARGV[1])
+for i = 2, #ARGV, 2 do redis.call('HSET', st, ARGV[i], ARGV[i+1]) end
+return 1
+`)
+
+// scriptRequest reserves the next generation of the current episode,
+// once per trigger. KEYS: state, triggers, gens. ARGV: trigger.
+// Returns "g:slots:episode", or "-1:<why>" when none can be requested.
+var scriptRequest = redis.NewScript(luaPrelude + `
+local prev = redis.call('HGET', KEYS[2], ARGV[1])
+if prev then return prev end
+local res
+if redis.call('HGET', st, 'status') ~= 'running' then
+  res = '-1:' .. (redis.call('HGET', st, 'status') or 'unknown')
+else
+  local ep = num('episode')
+  local reserved = num('ep' .. ep .. '_reserved')
+  local budget = epBudget(ep)
+  if reserved >= budget then
+    res = '-1:episode_full'
+  else
+    local slots = math.min(num('batch'), budget - reserved)
+    local g = num('next_gen')
+    redis.call('HSET', st, 'next_gen', g + 1)
+    redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', slots)
+    redis.call('HINCRBY', st, 'inflight', 1)
+    redis.call('HSET', KEYS[3], g .. ':slots', slots, g .. ':ep', ep, g .. ':trigger', ARGV[1])
+    res = g .. ':' .. slots .. ':' .. ep
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[1], res)
+return res
+`)
+
+// scriptPropose records what a generation proposed, once. KEYS: state,
+// gens, seen, rejects list of the island. ARGV: g, island, proposal JSON,
+// rejected-before-dedupe count, prompt tokens, completion tokens, LLM
+// calls, exhaustion limit, max rejects kept, reject docs count R, R reject
+// docs, then id/fingerprint pairs.
+// Returns {n, accepted ids…}; a repeated call returns the first answer.
+var scriptPropose = redis.NewScript(luaPrelude + `
+local g = ARGV[1]
+local prev = redis.call('HGET', KEYS[2], g .. ':accepted')
+if prev then return cjson.decode(prev) end
+local slots = tonumber(redis.call('HGET', KEYS[2], g .. ':slots'))
+if not slots then return redis.error_reply('unknown generation ' .. g) end
+local ep = redis.call('HGET', KEYS[2], g .. ':ep')
+local nrej = tonumber(ARGV[10])
+local accepted = {}
+local dups = 0
+for i = 11 + nrej, #ARGV, 2 do
+  local id, fp = ARGV[i], ARGV[i+1]
+  local owner = redis.call('HGET', KEYS[3], fp)
+  if (not owner) or owner == id then
+    redis.call('HSET', KEYS[3], fp, id)
+    table.insert(accepted, id)
+  else
+    dups = dups + 1
+  end
+end
+for i = 11, 10 + nrej do redis.call('LPUSH', KEYS[4], ARGV[i]) end
+if nrej > 0 then redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[9]) - 1) end
+local n = #accepted
+local out = {n}
+for _, id in ipairs(accepted) do table.insert(out, id) end
+redis.call('HSET', KEYS[2], g .. ':accepted', cjson.encode(out), g .. ':n', n, g .. ':island', ARGV[2], g .. ':proposal', ARGV[3])
+redis.call('HINCRBY', st, 'proposed', n)
+redis.call('HINCRBY', st, 'rejected', tonumber(ARGV[4]) + dups)
+redis.call('HINCRBY', st, 'prompt_tokens', tonumber(ARGV[5]))
+redis.call('HINCRBY', st, 'completion_tokens', tonumber(ARGV[6]))
+redis.call('HINCRBY', st, 'llm_calls', tonumber(ARGV[7]))
+if n < slots then redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', n - slots) end
+if n == 0 then
+  redis.call('HSET', KEYS[2], g .. ':done', 1)
+  redis.call('HDEL', KEYS[2], g .. ':proposal')
+  redis.call('HINCRBY', st, 'inflight', -1)
+  redis.call('HINCRBY', st, 'empty_generations', 1)
+  local c = redis.call('HINCRBY', st, 'consecutive_empty', 1)
+  if c >= tonumber(ARGV[8]) and redis.call('HGET', st, 'status') == 'running' then
+    redis.call('HSET', st, 'status', 'exhausted')
+  end
+else
+  redis.call('HSET', st, 'consecutive_empty', 0)
+end
+return out
+`)
+
+// scriptEvaluate records one evaluation, once. KEYS: state, evaluated,
+// gens, comps, docs, finds, success pool, failure pool, island stats,
+// hits, curve. ARGV: id, generation, episode, island, seed, score,
+// feasible, stable, valid, known, novel, formula, e_above_hull ("" if
+// none), member doc, pool size, find ("" if none), hit doc ("" if not a
+// hit). Returns the outcome flags, prefixed "dup;" for a repeat.
+var scriptEvaluate = redis.NewScript(luaPrelude + `
+local id = ARGV[1]
+local prev = redis.call('HGET', KEYS[2], id)
+if prev then return 'dup;' .. prev end
+local g, ep, island = ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local seed, score = ARGV[5] == '1', tonumber(ARGV[6])
+local feasible, stable, valid = ARGV[7] == '1', ARGV[8] == '1', ARGV[9] == '1'
+local known, novel, formula, ehull = ARGV[10] == '1', ARGV[11] == '1', ARGV[12], ARGV[13]
+local flags = {}
+
+-- The island's pools: successes (feasible) and failures, each bounded,
+-- keeping the highest scores.
+local pool = KEYS[8]
+if feasible then pool = KEYS[7] end
+redis.call('ZADD', pool, score, id)
+redis.call('HSET', KEYS[5], id, ARGV[14])
+local size = tonumber(ARGV[15])
+local extra = redis.call('ZCARD', pool) - size
+if extra > 0 then
+  local dropped = redis.call('ZPOPMIN', pool, extra)
+  for i = 1, #dropped, 2 do redis.call('HDEL', KEYS[5], dropped[i]) end
+end
+redis.call('HINCRBY', KEYS[9], island .. ':n', 1)
+redis.call('HINCRBYFLOAT', KEYS[9], island .. ':sum', score)
+
+if ARGV[16] ~= '' then
+  redis.call('HSET', KEYS[6], id, ARGV[16])
+  redis.call('HINCRBY', st, 'finds_version', 1)
+end
+
+if seed then
+  local done = redis.call('HINCRBY', st, 'seeds_evaluated', 1)
+  if done == num('seeds') then table.insert(flags, 'seeds_done') end
+else
+  local index = redis.call('HINCRBY', st, 'evaluated', 1)
+  table.insert(flags, 'index=' .. index)
+  if valid then redis.call('HINCRBY', st, 'valid', 1) end
+  if feasible then redis.call('HINCRBY', st, 'hits', 1) end
+  if stable then redis.call('HINCRBY', st, 'stable', 1) end
+  if stable and feasible then redis.call('HINCRBY', st, 'stable_hits', 1) end
+  if known then redis.call('HINCRBY', st, 'known', 1) end
+  if novel then redis.call('HINCRBY', st, 'novel', 1) end
+  if novel and stable then redis.call('RPUSH', KEYS[11], index) end
+  if ehull ~= '' then
+    redis.call('HINCRBYFLOAT', st, 'ehull_sum', tonumber(ehull))
+    redis.call('HINCRBY', st, 'ehull_n', 1)
+  end
+  if ARGV[17] ~= '' then redis.call('HSET', KEYS[10], id, ARGV[17]) end
+  -- Per-composition statistics (MADE §4.1: query count, stability, energy range).
+  if redis.call('HINCRBY', KEYS[4], formula .. '|n', 1) == 1 then redis.call('HINCRBY', st, 'unique_compositions', 1) end
+  if stable then redis.call('HINCRBY', KEYS[4], formula .. '|stable', 1) end
+  if feasible then redis.call('HINCRBY', KEYS[4], formula .. '|hits', 1) end
+  if ehull ~= '' then
+    local e = tonumber(ehull)
+    local lo = tonumber(redis.call('HGET', KEYS[4], formula .. '|emin') or '')
+    local hi = tonumber(redis.call('HGET', KEYS[4], formula .. '|emax') or '')
+    if (not lo) or e < lo then redis.call('HSET', KEYS[4], formula .. '|emin', ehull) end
+    if (not hi) or e > hi then redis.call('HSET', KEYS[4], formula .. '|emax', ehull) end
+  end
+  -- Memorisation per generation (LLEMA Fig. 4).
+  redis.call('HINCRBY', KEYS[3], g .. ':evaluated', 1)
+  if known then redis.call('HINCRBY', KEYS[3], g .. ':known', 1) end
+  local gdone = tonumber(redis.call('HGET', KEYS[3], g .. ':done') or '0')
+  local gn = tonumber(redis.call('HGET', KEYS[3], g .. ':n') or '-1')
+  if gdone == 0 and tonumber(redis.call('HGET', KEYS[3], g .. ':evaluated')) == gn then
+    redis.call('HSET', KEYS[3], g .. ':done', 1)
+    redis.call('HDEL', KEYS[3], g .. ':proposal')
+    redis.call('HINCRBY', st, 'inflight', -1)
+    redis.call('HINCRBY', st, 'generations', 1)
+    table.insert(flags, 'generation_done')
+  end
+  local epDone = redis.call('HINCRBY', st, 'ep' .. ep .. '_evaluated', 1)
+  if epDone == epBudget(ep) then table.insert(flags, 'episode_done') end
+  if index == num('budget') then
+    if redis.call('HGET', st, 'status') == 'running' then redis.call('HSET', st, 'status', 'completed') end
+    table.insert(flags, 'campaign_done')
+  elseif redis.call('HGET', st, 'status') == 'exhausted' and num('inflight') == 0 then
+    table.insert(flags, 'campaign_done')
+  end
+end
+local res = table.concat(flags, ',')
+redis.call('HSET', KEYS[2], id, res)
+return res
+`)
+
+// scriptAdvance moves the campaign from episode ARGV[1] to the next, once.
+// KEYS: state. Returns 1 when it moved now or earlier, 0 when there is no
+// next episode.
+var scriptAdvance = redis.NewScript(luaPrelude + `
+local e = tonumber(ARGV[1])
+local cur = num('episode')
+if cur > e then return 1 end
+if e + 1 >= num('episodes') then return 0 end
+redis.call('HSET', st, 'episode', e + 1)
+return 1
+`)
+
+// scriptDiscovery counts a discovery once. KEYS: state, discoveries set.
+var scriptDiscovery = redis.NewScript(luaPrelude + `
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
+  return redis.call('HINCRBY', st, 'discoveries', 1)
+end
+return num('discoveries')
+`)
+
+// scriptMemory applies one reflection to a memory bank, once per id.
+// KEYS: reflections list, directives hash, experiences hash, applied set.
+// ARGV: id, reflection JSON, max reflections kept, directive count D, D
+// key/JSON pairs, then experience operations as op/key/JSON triples
+// ("put" adds or replaces, "del" deletes).
+var scriptMemory = redis.NewScript(`
+if redis.call('SADD', KEYS[4], ARGV[1]) == 0 then return 0 end
+redis.call('LPUSH', KEYS[1], ARGV[2])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+local d = tonumber(ARGV[4])
+for i = 5, 4 + 2 * d, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i+1]) end
+for i = 5 + 2 * d, #ARGV, 3 do
+  if ARGV[i] == 'del' then redis.call('HDEL', KEYS[3], ARGV[i+1])
+  else redis.call('HSET', KEYS[3], ARGV[i+1], ARGV[i+2]) end
+end
+return 1
+`)

@@ -1,0 +1,167 @@
+// Package store keeps Crucible's shared state in Redis: campaign specs and
+// counters, island pools, generation bookkeeping, dedupe keys and memory
+// banks. Every multi-key update is one Lua script over keys of one hash tag
+// ({<campaign>} or {mem:<context>}), so the layout works on Redis Cluster,
+// and every script is idempotent on the id of the message that caused it:
+// a redelivered message changes nothing twice.
+package store
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure the Redis connection.
+type Options struct {
+	// URL is redis://[user:password@]host:port[/db] (rediss:// for TLS),
+	// or a comma-separated list of host:port for Redis Cluster.
+	URL string
+	// MasterName selects Redis Sentinel with URL's hosts as sentinels.
+	MasterName string
+	// Username and Password override those of the URL (Redis AUTH).
+	Username, Password string
+	// TLSCAFile, TLSCertFile, TLSKeyFile configure TLS explicitly.
+	TLSCAFile, TLSCertFile, TLSKeyFile string
+	// Namespace isolates several installations (or test runs) on one
+	// server: every key starts with crucible:<namespace>:.
+	Namespace string
+}
+
+// Store is the Redis state of Crucible.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+}
+
+// Open connects to Redis and checks the connection.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.URL == "" {
+		return nil, errors.New("store: no Redis URL")
+	}
+	uo := &redis.UniversalOptions{MasterName: o.MasterName}
+	if strings.Contains(o.URL, "://") {
+		po, err := redis.ParseURL(o.URL)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		uo.Addrs = []string{po.Addr}
+		uo.DB = po.DB
+		uo.Username, uo.Password = po.Username, po.Password
+		uo.TLSConfig = po.TLSConfig
+	} else {
+		for _, a := range strings.Split(o.URL, ",") {
+			uo.Addrs = append(uo.Addrs, strings.TrimSpace(a))
+		}
+	}
+	if o.Username != "" {
+		uo.Username = o.Username
+	}
+	if o.Password != "" {
+		uo.Password = o.Password
+	}
+	if o.TLSCAFile != "" || o.TLSCertFile != "" {
+		cfg, err := tlsConfig(o.TLSCAFile, o.TLSCertFile, o.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		uo.TLSConfig = cfg
+	}
+	uo.MaxRetries = 5
+	uo.MinRetryBackoff = 20 * time.Millisecond
+	uo.MaxRetryBackoff = 500 * time.Millisecond
+	rdb := redis.NewUniversalClient(uo)
+	s := &Store{rdb: rdb, prefix: "crucible:"}
+	if o.Namespace != "" {
+		s.prefix = "crucible:" + o.Namespace + ":"
+	}
+	if err := s.Ping(ctx); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca %s: no certificate found", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// Ping checks the connection, retrying briefly (a restarting server).
+func (s *Store) Ping(ctx context.Context) error {
+	var err error
+	for i := 0; i < 5; i++ {
+		if err = s.rdb.Ping(ctx).Err(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: ping: %w", ctx.Err())
+		case <-time.After(time.Duration(100*(i+1)) * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("store: ping: %w", err)
+}
+
+// Close closes the connection.
+func (s *Store) Close() error { return s.rdb.Close() }
+
+// Client exposes the Redis client (metrics, tests).
+func (s *Store) Client() redis.UniversalClient { return s.rdb }
+
+// ck is a campaign key: crucible:[ns:]{<campaign>}:<parts>.
+func (s *Store) ck(campaign string, parts ...string) string {
+	return s.prefix + "{" + campaign + "}:" + strings.Join(parts, ":")
+}
+
+// mk is a memory-bank key: crucible:[ns:]{mem:<context>}:<parts>.
+func (s *Store) mk(context string, parts ...string) string {
+	return s.prefix + "{mem:" + context + "}:" + strings.Join(parts, ":")
+}
+
+// DeleteNamespace removes every key of the store's namespace (tests clean
+// up with it). It refuses to run without a namespace.
+func (s *Store) DeleteNamespace(ctx context.Context) error {
+	if s.prefix == "crucible:" {
+		return errors.New("store: refusing to delete keys outside a namespace")
+	}
+	iter := s.rdb.Scan(ctx, 0, s.prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

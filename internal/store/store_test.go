@@ -1,0 +1,264 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+func open(t *testing.T) *Store {
+	t.Helper()
+	url, _ := testsrv.Redis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := Open(ctx, Options{URL: url, Namespace: testsrv.Namespace()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.DeleteNamespace(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		s.Close()
+	})
+	return s
+}
+
+func spec(t *testing.T, id string, budget, batch, episodes int) *messages.CampaignSpec {
+	t.Helper()
+	tk, err := task.ByName("Stable Wide-Bandgap Semiconductors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &messages.CampaignSpec{ID: id, Task: tk, Budget: budget, BatchSize: batch, Episodes: episodes, SubmittedAt: time.Now()}
+	c.ApplyDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func candidate(campaign string, g, i int, fp string) *messages.Candidate {
+	return &messages.Candidate{
+		Schema: messages.SchemaVersion, ID: messages.CandidateID(campaign, g, i), Campaign: campaign,
+		Generation: g, Index: i, Fingerprint: fp, Operator: "test",
+		Structure: messages.Structure{Species: []string{"Na"}, Coords: [][3]float64{{0, 0, 0}}, Lattice: [3][3]float64{{3, 0, 0}, {0, 3, 0}, {0, 0, 3}}},
+	}
+}
+
+func evaluation(c *messages.Candidate, episode int, score float64, feasible bool) *EvaluationRecord {
+	return &EvaluationRecord{
+		ID: c.ID, Generation: c.Generation, Episode: episode, Island: c.Island, Score: score,
+		Feasible: feasible, Valid: true, Formula: "NaCl", PoolSize: 2,
+		Member: Member{ID: c.ID, Formula: "NaCl", Score: score},
+	}
+}
+
+func TestCampaignLifecycle(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "life", 5, 2, 1)
+	created, err := s.CreateCampaign(ctx, sp, 0)
+	if err != nil || !created {
+		t.Fatalf("create: %v %v", created, err)
+	}
+	if again, err := s.CreateCampaign(ctx, sp, 0); err != nil || again {
+		t.Fatalf("second create: %v %v, want no-op", again, err)
+	}
+
+	// Three triggers reserve 2 + 2 + 1 slots; a fourth finds the budget
+	// reserved; a repeated trigger gets its first answer.
+	var gens []Generation
+	for k := 0; k < 4; k++ {
+		g, ok, err := s.RequestGeneration(ctx, "life", fmt.Sprintf("start/%d", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 3 {
+			if ok {
+				t.Fatalf("fourth request got %+v, want none", g)
+			}
+			continue
+		}
+		gens = append(gens, g)
+	}
+	if gens[0].Slots != 2 || gens[1].Slots != 2 || gens[2].Slots != 1 {
+		t.Fatalf("slots %+v", gens)
+	}
+	if g, _, _ := s.RequestGeneration(ctx, "life", "start/1"); g != gens[1] {
+		t.Fatalf("repeated trigger got %+v, want %+v", g, gens[1])
+	}
+
+	// Generation 0 proposes two candidates; generation 1 proposes one new
+	// and one duplicate of generation 0's first.
+	p0 := &Proposal{Generation: 0, Island: 0, Candidates: []*messages.Candidate{candidate("life", 0, 0, "fpA"), candidate("life", 0, 1, "fpB")}}
+	pub0, err := s.RecordProposal(ctx, "life", p0)
+	if err != nil || len(pub0) != 2 {
+		t.Fatalf("proposal 0: %v %v", pub0, err)
+	}
+	again, err := s.RecordProposal(ctx, "life", &Proposal{Generation: 0, Candidates: []*messages.Candidate{candidate("life", 0, 0, "fpZ")}})
+	if err != nil || len(again) != 2 || again[1].Fingerprint != "fpB" {
+		t.Fatalf("repeated proposal must return the stored one: %v %v", again, err)
+	}
+	p1 := &Proposal{Generation: 1, Island: 1, Candidates: []*messages.Candidate{candidate("life", 1, 0, "fpA"), candidate("life", 1, 1, "fpC")}}
+	pub1, err := s.RecordProposal(ctx, "life", p1)
+	if err != nil || len(pub1) != 1 || pub1[0].Fingerprint != "fpC" {
+		t.Fatalf("proposal 1: %v %v", pub1, err)
+	}
+	// The duplicate's slot went back: a refill can reserve it.
+	refill, ok, err := s.RequestGeneration(ctx, "life", "refill/1")
+	if err != nil || !ok || refill.Slots != 1 {
+		t.Fatalf("refill: %+v %v %v", refill, ok, err)
+	}
+
+	// Evaluate generation 0: the second evaluation completes it.
+	o, err := s.RecordEvaluation(ctx, "life", evaluation(pub0[0], 0, 0.5, true))
+	if err != nil || o.GenerationDone || o.Index != 1 {
+		t.Fatalf("eval 1: %+v %v", o, err)
+	}
+	o, err = s.RecordEvaluation(ctx, "life", evaluation(pub0[1], 0, -0.2, false))
+	if err != nil || !o.GenerationDone || o.Index != 2 {
+		t.Fatalf("eval 2: %+v %v", o, err)
+	}
+	// Redelivered: nothing changes, flags repeated.
+	o, err = s.RecordEvaluation(ctx, "life", evaluation(pub0[1], 0, -0.2, false))
+	if err != nil || !o.Duplicate || !o.GenerationDone || o.Index != 2 {
+		t.Fatalf("redelivered eval: %+v %v", o, err)
+	}
+	st, err := s.State(ctx, "life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Counters.Evaluated != 2 || st.Counters.Hits != 1 || st.Counters.Proposed != 3 || st.Counters.Rejected != 1 || st.Counters.Generations != 1 {
+		t.Fatalf("counters %+v", st.Counters)
+	}
+	success, err := s.Pool(ctx, "life", 0, "success", 5)
+	if err != nil || len(success) != 1 || success[0].ID != pub0[0].ID {
+		t.Fatalf("success pool %v %v", success, err)
+	}
+
+	// Generations 1 (1 candidate), 2 (1 slot) and the refill (1 slot)
+	// bring the total to the budget of 5.
+	_ = evaluation
+	o, _ = s.RecordEvaluation(ctx, "life", evaluation(pub1[0], 0, 0.1, true))
+	if !o.GenerationDone {
+		t.Fatalf("generation 1 not done: %+v", o)
+	}
+	c2 := candidate("life", gens[2].Generation, 0, "fpD")
+	if _, err := s.RecordProposal(ctx, "life", &Proposal{Generation: gens[2].Generation, Candidates: []*messages.Candidate{c2}}); err != nil {
+		t.Fatal(err)
+	}
+	c3 := candidate("life", refill.Generation, 0, "fpE")
+	if _, err := s.RecordProposal(ctx, "life", &Proposal{Generation: refill.Generation, Candidates: []*messages.Candidate{c3}}); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ = s.RecordEvaluation(ctx, "life", evaluation(c2, 0, 0.3, true)); o.CampaignDone {
+		t.Fatal("done too early")
+	}
+	o, _ = s.RecordEvaluation(ctx, "life", evaluation(c3, 0, 0.3, true))
+	if !o.CampaignDone || !o.EpisodeDone || o.Index != 5 {
+		t.Fatalf("last evaluation: %+v", o)
+	}
+	st, _ = s.State(ctx, "life")
+	if st.Status != messages.StateCompleted || st.Counters.Evaluated != 5 || st.Inflight != 0 {
+		t.Fatalf("final state %+v inflight %d", st, st.Inflight)
+	}
+	if _, ok, _ := s.RequestGeneration(ctx, "life", "after/9"); ok {
+		t.Fatal("request after completion")
+	}
+	// Pools are bounded by the pool size (2).
+	success, _ = s.Pool(ctx, "life", 0, "success", 10)
+	if len(success) > 2 {
+		t.Fatalf("pool of %d > 2", len(success))
+	}
+}
+
+func TestEmptyGenerationsExhaust(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "exh", 10, 2, 1)
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < ExhaustionLimit; k++ {
+		g, ok, err := s.RequestGeneration(ctx, "exh", fmt.Sprintf("t/%d", k))
+		if err != nil || !ok {
+			t.Fatalf("request %d: %v %v", k, ok, err)
+		}
+		if _, err := s.RecordProposal(ctx, "exh", &Proposal{Generation: g.Generation}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := s.State(ctx, "exh")
+	if st.Status != messages.StateExhausted || st.Inflight != 0 || st.Counters.EmptyGenerations != ExhaustionLimit {
+		t.Fatalf("state %s inflight %d counters %+v", st.Status, st.Inflight, st.Counters)
+	}
+}
+
+func TestEpisodes(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "eps", 3, 2, 2) // episodes of 2 and 1 evaluations
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	g, ok, _ := s.RequestGeneration(ctx, "eps", "a")
+	if !ok || g.Slots != 2 || g.Episode != 0 {
+		t.Fatalf("%+v", g)
+	}
+	if _, ok, _ := s.RequestGeneration(ctx, "eps", "b"); ok {
+		t.Fatal("episode 0 is fully reserved")
+	}
+	cs := []*messages.Candidate{candidate("eps", 0, 0, "a"), candidate("eps", 0, 1, "b")}
+	if _, err := s.RecordProposal(ctx, "eps", &Proposal{Generation: 0, Candidates: cs}); err != nil {
+		t.Fatal(err)
+	}
+	s.RecordEvaluation(ctx, "eps", evaluation(cs[0], 0, 0, true))
+	o, _ := s.RecordEvaluation(ctx, "eps", evaluation(cs[1], 0, 0, true))
+	if !o.EpisodeDone || o.CampaignDone {
+		t.Fatalf("%+v", o)
+	}
+	for i := 0; i < 2; i++ { // idempotent
+		if moved, err := s.AdvanceEpisode(ctx, "eps", 0); err != nil || !moved {
+			t.Fatalf("advance: %v %v", moved, err)
+		}
+	}
+	g, ok, _ = s.RequestGeneration(ctx, "eps", "c")
+	if !ok || g.Slots != 1 || g.Episode != 1 {
+		t.Fatalf("episode 1 generation %+v", g)
+	}
+	if moved, _ := s.AdvanceEpisode(ctx, "eps", 1); moved {
+		t.Fatal("advanced past the last episode")
+	}
+}
+
+func TestMemoryBank(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	r := &messages.Reflection{Schema: messages.SchemaVersion, Campaign: "m1", Context: "task-x", Bullets: []string{"avoid NaCl3"},
+		Directives: []messages.Directive{{Kind: messages.DirectiveCapComposition, Formula: "NaCl3", Limit: 0, Reason: "never neutral"}}}
+	ops := []ExperienceOp{{Experience: Experience{Key: "comp:NaCl3", Text: "NaCl3 is never charge neutral", Support: 4, Kind: "composition"}}}
+	for i := 0; i < 2; i++ {
+		applied, err := s.ApplyReflection(ctx, "task-x", "m1/0", r, ops)
+		if err != nil || applied != (i == 0) {
+			t.Fatalf("apply %d: %v %v", i, applied, err)
+		}
+	}
+	refl, _ := s.Reflections(ctx, "task-x", 3)
+	dirs, _ := s.Directives(ctx, "task-x")
+	exps, _ := s.Experiences(ctx, "task-x")
+	if len(refl) != 1 || len(dirs) != 1 || len(exps) != 1 || dirs[0].Formula != "NaCl3" {
+		t.Fatalf("bank: %v %v %v", refl, dirs, exps)
+	}
+	if _, err := s.ApplyReflection(ctx, "task-x", "m1/1", r, []ExperienceOp{{Delete: true, Experience: Experience{Key: "comp:NaCl3"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if exps, _ = s.Experiences(ctx, "task-x"); len(exps) != 0 {
+		t.Fatalf("experience not deleted: %v", exps)
+	}
+}

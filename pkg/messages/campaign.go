@@ -1,0 +1,226 @@
+package messages
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// ErrInvalid wraps every validation error, which names the offending field.
+var ErrInvalid = errors.New("invalid message")
+
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+}
+
+func checkSchema(field string, v int) error {
+	if v != SchemaVersion {
+		return invalid(field+".schema", "version %d, this build speaks %d", v, SchemaVersion)
+	}
+	return nil
+}
+
+// Generator kinds.
+const (
+	// GeneratorEvolve proposes with LLEMA's chemistry rules as programmatic
+	// operators (substitution, prototype filling, crossover): no LLM needed.
+	GeneratorEvolve = "evolve"
+	// GeneratorLLM asks an OpenAI-compatible model.
+	GeneratorLLM = "llm"
+)
+
+// GeneratorSpec chooses and tunes the proposer's generator for a campaign.
+// Connection settings (URL, key, rate limits) belong to the proposer's
+// configuration, not to the campaign.
+type GeneratorSpec struct {
+	Kind string `json:"kind"`
+	// Model overrides the proposer's default model (llm only).
+	Model string `json:"model,omitempty"`
+	// Temperature of sampling (llm only); 0 means the proposer's default
+	// (LLEMA samples at 0.8).
+	Temperature float64 `json:"temperature,omitempty"`
+}
+
+// Defaults of a campaign (LLEMA §2.4 and App. D.2 where they come from).
+const (
+	DefaultIslands            = 5   // LLEMA Table 6: five islands did best
+	DefaultBatchSize          = 2   // b: candidates per generation
+	DefaultTopK               = 2   // k: demonstrations from each pool
+	DefaultRulesPerPrompt     = 6   // of the 14 chemistry rules
+	DefaultStabilityThreshold = 0.1 // eV/atom above hull (LLEMA §3.2, MADE)
+	DefaultEpisodes           = 1
+	DefaultPoolSize           = 32 // per island success / failure pool
+	DefaultReflectionWindow   = 3  // W: reflections shown (MADE §4.1)
+	DefaultMaxInFlight        = 8  // generations proposed but not yet evaluated
+	MaxBudget                 = 1_000_000
+	MaxIslands                = 64
+	MaxBatchSize              = 64
+)
+
+// CampaignSpec is what a user submits: a task and how to search for it.
+type CampaignSpec struct {
+	Schema int    `json:"schema"`
+	ID     string `json:"id"`
+	// Task states the goal: property constraints and element rules.
+	Task      task.Task     `json:"task"`
+	Generator GeneratorSpec `json:"generator"`
+	// Islands is the number of sub-populations (LLEMA's m).
+	Islands int `json:"islands"`
+	// Budget is the number of oracle evaluations of proposed candidates
+	// (seed materials are evaluated too but not counted).
+	Budget int `json:"budget"`
+	// Episodes splits the budget into episodes; after each, the reflector
+	// writes lessons and directives that condition the next (MADE §4).
+	Episodes int `json:"episodes"`
+	// BatchSize is b, the candidates asked of one generation.
+	BatchSize int `json:"batch_size"`
+	// TopK is k, the demonstrations taken from each pool of the island.
+	TopK int `json:"top_k"`
+	// RulesPerPrompt is how many of the chemistry rules a prompt shows.
+	RulesPerPrompt int `json:"rules_per_prompt"`
+	// StabilityThreshold is the energy above hull (eV/atom) at or below
+	// which a candidate counts as stable.
+	StabilityThreshold float64 `json:"stability_threshold"`
+	// Seed makes the campaign's random choices reproducible.
+	Seed uint64 `json:"seed"`
+	// PoolSize bounds each island's success and failure pools.
+	PoolSize int `json:"pool_size"`
+	// MaxInFlight bounds the generations proposed but not fully evaluated.
+	MaxInFlight int `json:"max_in_flight"`
+	// ReflectionWindow is W, the most recent reflections a prompt shows.
+	ReflectionWindow int `json:"reflection_window"`
+	// SeedFormulas optionally names the known materials islands start
+	// from; by default the proposer picks reference compounds that fit the
+	// task.
+	SeedFormulas []string `json:"seed_formulas,omitempty"`
+	// MemoryContext keys the memory bank the campaign reads and extends;
+	// by default it is derived from the task name.
+	MemoryContext string    `json:"memory_context,omitempty"`
+	SubmittedAt   time.Time `json:"submitted_at"`
+}
+
+// ApplyDefaults fills every zero field with its default.
+func (c *CampaignSpec) ApplyDefaults() {
+	if c.Schema == 0 {
+		c.Schema = SchemaVersion
+	}
+	if c.Generator.Kind == "" {
+		c.Generator.Kind = GeneratorEvolve
+	}
+	setDefault(&c.Islands, DefaultIslands)
+	setDefault(&c.Episodes, DefaultEpisodes)
+	setDefault(&c.BatchSize, DefaultBatchSize)
+	setDefault(&c.TopK, DefaultTopK)
+	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
+	setDefault(&c.PoolSize, DefaultPoolSize)
+	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
+	setDefault(&c.ReflectionWindow, DefaultReflectionWindow)
+	if c.StabilityThreshold == 0 {
+		c.StabilityThreshold = DefaultStabilityThreshold
+	}
+	if c.MemoryContext == "" {
+		c.MemoryContext = MemoryContextOf(c.Task.Name)
+	}
+}
+
+func setDefault(p *int, v int) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+// MemoryContextOf derives a memory-bank context key from a task name:
+// lower case, runs of other characters turned into single '-'.
+func MemoryContextOf(taskName string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(taskName) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return "task-" + strings.TrimSuffix(b.String(), "-")
+}
+
+// Validate checks a campaign after ApplyDefaults; the error names the
+// field.
+func (c *CampaignSpec) Validate() error {
+	if err := checkSchema("campaign", c.Schema); err != nil {
+		return err
+	}
+	if err := ValidateCampaignID(c.ID); err != nil {
+		return invalid("campaign.id", "%v", err)
+	}
+	if err := c.Task.Validate(); err != nil {
+		return fmt.Errorf("%w: campaign.task: %w", ErrInvalid, err)
+	}
+	switch c.Generator.Kind {
+	case GeneratorEvolve, GeneratorLLM:
+	default:
+		return invalid("campaign.generator.kind", "%q, want %q or %q", c.Generator.Kind, GeneratorEvolve, GeneratorLLM)
+	}
+	if t := c.Generator.Temperature; t < 0 || t > 2 || math.IsNaN(t) {
+		return invalid("campaign.generator.temperature", "%v outside [0, 2]", t)
+	}
+	for _, f := range []struct {
+		name     string
+		v, lo, h int
+	}{
+		{"islands", c.Islands, 1, MaxIslands},
+		{"budget", c.Budget, 1, MaxBudget},
+		{"episodes", c.Episodes, 1, 1000},
+		{"batch_size", c.BatchSize, 1, MaxBatchSize},
+		{"top_k", c.TopK, 1, 32},
+		{"rules_per_prompt", c.RulesPerPrompt, 0, 64},
+		{"pool_size", c.PoolSize, 1, 10000},
+		{"max_in_flight", c.MaxInFlight, 1, 10000},
+		{"reflection_window", c.ReflectionWindow, 0, 100},
+	} {
+		if f.v < f.lo || f.v > f.h {
+			return invalid("campaign."+f.name, "%d outside [%d, %d]", f.v, f.lo, f.h)
+		}
+	}
+	if c.Episodes > c.Budget {
+		return invalid("campaign.episodes", "%d episodes for a budget of %d evaluations", c.Episodes, c.Budget)
+	}
+	if t := c.StabilityThreshold; !(t > 0) || t > 10 {
+		return invalid("campaign.stability_threshold", "%v eV/atom outside (0, 10]", t)
+	}
+	if c.MemoryContext != "" && !campaignIDPattern.MatchString(c.MemoryContext) {
+		return invalid("campaign.memory_context", "%q: want letters, digits, '-' or '_'", c.MemoryContext)
+	}
+	return nil
+}
+
+// MsgID is the submission's deterministic message id.
+func (c *CampaignSpec) MsgID() string { return "submit/" + c.ID }
+
+// EpisodeBudget returns the evaluations of episode e (0-based): the budget
+// split as evenly as possible, earlier episodes taking the remainder.
+func (c *CampaignSpec) EpisodeBudget(e int) int {
+	n := c.Budget / c.Episodes
+	if e < c.Budget%c.Episodes {
+		n++
+	}
+	return n
+}
+
+// EpisodeOf returns the episode that the evaluation with the given 0-based
+// index (in order of counting) belongs to.
+func (c *CampaignSpec) EpisodeOf(index int) int {
+	for e := 0; e < c.Episodes; e++ {
+		if index < c.EpisodeBudget(e) {
+			return e
+		}
+		index -= c.EpisodeBudget(e)
+	}
+	return c.Episodes - 1
+}

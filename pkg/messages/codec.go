@@ -1,0 +1,35 @@
+package messages
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Message is implemented by every message type.
+type Message interface {
+	MsgID() string
+	Validate() error
+}
+
+// Encode validates m and returns its JSON.
+func Encode(m Message) ([]byte, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// Decode parses data into m strictly (unknown fields are an error, so a
+// message of another shape is not half-read) and validates it.
+func Decode(data []byte, m Message) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(m); err != nil {
+		return fmt.Errorf("%w: decode %T: %v", ErrInvalid, m, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: decode %T: trailing data", ErrInvalid, m)
+	}
+	return m.Validate()
+}

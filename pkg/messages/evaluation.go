@@ -1,0 +1,110 @@
+package messages
+
+import (
+	"math"
+	"time"
+)
+
+// PropertyValue is one property of an evaluated candidate.
+type PropertyValue struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// Source is "cgcnn" (surrogate), "reference" (exact lookup of a known
+	// compound), "structure" (computed from the structure) or "hull".
+	Source string `json:"source"`
+	// Uncertainty is the surrogate's published test MAE, in Unit; 0 for
+	// exact sources.
+	Uncertainty float64 `json:"uncertainty,omitempty"`
+	// Surrogate is the surrogate's value where a reference value won.
+	Surrogate *float64 `json:"surrogate,omitempty"`
+}
+
+// Margin is one constraint's signed, clipped margin Φ (LLEMA App. B.2).
+type Margin struct {
+	Property string  `json:"property"`
+	Kind     string  `json:"kind"`
+	Value    float64 `json:"value"`
+	Margin   float64 `json:"margin"`
+	Weight   float64 `json:"weight"`
+	// Missing: the property had no value, so the constraint is unmet.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// Reason is why a candidate is invalid or was not accepted: a stable code
+// to count by and a detail to read.
+type Reason struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// Evaluation is the oracle's verdict on one candidate.
+type Evaluation struct {
+	Schema int `json:"schema"`
+	// ID is the candidate's id.
+	ID        string    `json:"id"`
+	Campaign  string    `json:"campaign"`
+	Candidate Candidate `json:"candidate"`
+	// Valid: the structure passed every validity check; when false the
+	// reasons say why and the properties may be absent.
+	Valid   bool     `json:"valid"`
+	Reasons []Reason `json:"reasons,omitempty"`
+	// OxidationStates found for charge neutrality.
+	OxidationStates map[string]int           `json:"oxidation_states,omitempty"`
+	Properties      map[string]PropertyValue `json:"properties,omitempty"`
+	// EAboveHull is the energy above the convex hull of the reference
+	// phases and the campaign's stable finds (eV/atom); negative below it.
+	EAboveHull    *float64           `json:"e_above_hull,omitempty"`
+	HullEnergy    *float64           `json:"hull_energy_per_atom,omitempty"`
+	Decomposition map[string]float64 `json:"decomposition,omitempty"`
+	Margins       []Margin           `json:"margins,omitempty"`
+	// Score is S = Σ w_i Φ_i.
+	Score float64 `json:"score"`
+	// Feasible (a hit): valid and every margin ≥ 0.
+	Feasible bool `json:"feasible"`
+	// Stable: valid and EAboveHull ≤ the campaign's threshold.
+	Stable bool `json:"stable"`
+	// Known: the reduced formula is in the reference data.
+	Known bool `json:"known"`
+	// Novel: not known and no earlier candidate of the campaign had the
+	// same formula and structure.
+	Novel bool `json:"novel"`
+	// Unsupported lists constrained properties no oracle provides.
+	Unsupported   []string  `json:"unsupported,omitempty"`
+	Evaluator     string    `json:"evaluator"`
+	OracleSeconds float64   `json:"oracle_seconds"`
+	EvaluatedAt   time.Time `json:"evaluated_at"`
+}
+
+// MsgID is the evaluation's deterministic message id.
+func (e *Evaluation) MsgID() string { return "evaluation/" + e.ID }
+
+// Validate names the bad field.
+func (e *Evaluation) Validate() error {
+	if err := checkSchema("evaluation", e.Schema); err != nil {
+		return err
+	}
+	if err := e.Candidate.Validate(); err != nil {
+		return err
+	}
+	if e.ID != e.Candidate.ID {
+		return invalid("evaluation.id", "%q differs from the candidate's id %q", e.ID, e.Candidate.ID)
+	}
+	if e.Campaign != e.Candidate.Campaign {
+		return invalid("evaluation.campaign", "%q differs from the candidate's campaign %q", e.Campaign, e.Candidate.Campaign)
+	}
+	if math.IsNaN(e.Score) || math.IsInf(e.Score, 0) {
+		return invalid("evaluation.score", "%v", e.Score)
+	}
+	if e.Valid && len(e.Reasons) > 0 && e.Reasons[0].Code == "" {
+		return invalid("evaluation.reasons[0].code", "empty")
+	}
+	if !e.Valid && (e.Feasible || e.Stable) {
+		return invalid("evaluation.valid", "an invalid candidate cannot be feasible or stable")
+	}
+	for name, p := range e.Properties {
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
+			return invalid("evaluation.properties."+name+".value", "%v", p.Value)
+		}
+	}
+	return nil
+}

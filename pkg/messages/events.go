@@ -1,0 +1,292 @@
+package messages
+
+import (
+	"strconv"
+	"time"
+)
+
+// Check is one tool-grounded check of the judge, with the evidence.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}
+
+// Verdict is the judge's decision on a feasible, stable candidate. An
+// accepted verdict is a discovery and is published on
+// crucible.discoveries.<campaign>; a rejected one on
+// crucible.verdicts.<campaign>.
+type Verdict struct {
+	Schema   int     `json:"schema"`
+	ID       string  `json:"id"` // the candidate's id
+	Campaign string  `json:"campaign"`
+	Formula  string  `json:"formula"`
+	Accepted bool    `json:"accepted"`
+	Checks   []Check `json:"checks"`
+	// Reasons summarise the failed checks of a rejected verdict.
+	Reasons []string `json:"reasons,omitempty"`
+	// Report is the judge's consolidated report in words.
+	Report     string     `json:"report"`
+	Evaluation Evaluation `json:"evaluation"`
+	JudgedAt   time.Time  `json:"judged_at"`
+}
+
+// MsgID is the verdict's deterministic message id.
+func (v *Verdict) MsgID() string { return "verdict/" + v.ID }
+
+// Subject is where the verdict is published.
+func (v *Verdict) Subject() string {
+	if v.Accepted {
+		return Subject(SubjectDiscoveries, v.Campaign)
+	}
+	return Subject(SubjectVerdicts, v.Campaign)
+}
+
+// Validate names the bad field.
+func (v *Verdict) Validate() error {
+	if err := checkSchema("verdict", v.Schema); err != nil {
+		return err
+	}
+	if err := v.Evaluation.Validate(); err != nil {
+		return err
+	}
+	if v.ID != v.Evaluation.ID || v.Campaign != v.Evaluation.Campaign {
+		return invalid("verdict.id", "%q/%q differs from its evaluation %q/%q", v.ID, v.Campaign, v.Evaluation.ID, v.Evaluation.Campaign)
+	}
+	if len(v.Checks) == 0 {
+		return invalid("verdict.checks", "empty")
+	}
+	if !v.Accepted && len(v.Reasons) == 0 {
+		return invalid("verdict.reasons", "a rejection needs a reason")
+	}
+	return nil
+}
+
+// Campaign states.
+const (
+	StateRunning   = "running"
+	StateCompleted = "completed"
+	// StateExhausted: the generator stopped finding new candidates before
+	// the budget was spent.
+	StateExhausted = "exhausted"
+	// StateRejected: the submission was invalid; Message says why.
+	StateRejected = "rejected"
+	// StateEpisode: an episode ended and its reflection was written.
+	StateEpisode = "episode_completed"
+)
+
+// Counters are a campaign's running totals. Seeds are counted only in
+// Seeds; every other counter covers proposed candidates only.
+type Counters struct {
+	Proposed    int `json:"proposed"`
+	Evaluated   int `json:"evaluated"`
+	Valid       int `json:"valid"`
+	Hits        int `json:"hits"`
+	Stable      int `json:"stable"`
+	StableHits  int `json:"stable_hits"`
+	Novel       int `json:"novel"`
+	Known       int `json:"known"`
+	Seeds       int `json:"seeds"`
+	Generations int `json:"generations"`
+	// EmptyGenerations produced no publishable candidate.
+	EmptyGenerations int `json:"empty_generations"`
+	// Rejected counts candidates a generator produced but the proposer did
+	// not publish (invalid, duplicate, against a directive).
+	Rejected         int `json:"rejected"`
+	Discoveries      int `json:"discoveries"`
+	LLMCalls         int `json:"llm_calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// ParetoPoint is a candidate on the Pareto front of the constraint margins.
+type ParetoPoint struct {
+	ID      string             `json:"id"`
+	Formula string             `json:"formula"`
+	Margins map[string]float64 `json:"margins"`
+	Score   float64            `json:"score"`
+}
+
+// Summary is the final account of a campaign (LLEMA §3.2 and MADE §4.4
+// metrics).
+type Summary struct {
+	Campaign  string `json:"campaign"`
+	Task      string `json:"task"`
+	Generator string `json:"generator"`
+	State     string `json:"state"`
+	Counters
+	// HitRate = hits / evaluated; StabilityRate = stable hits / evaluated
+	// (LLEMA's "stability": hits with E_hull below the threshold).
+	HitRate       float64 `json:"hit_rate"`
+	StabilityRate float64 `json:"stability_rate"`
+	// MemorizationRate = candidates whose formula is in the reference data
+	// / evaluated (LLEMA §4.2).
+	MemorizationRate float64 `json:"memorization_rate"`
+	// MemorizationByGeneration is the memorisation rate of each block of
+	// generations, in order, for the trend LLEMA's Fig. 4 shows.
+	MemorizationByGeneration []float64 `json:"memorization_by_generation,omitempty"`
+	UniqueCompositions       int       `json:"unique_compositions"`
+	// SDE = stable novel discoveries per oracle query (MADE §4.4).
+	SDE float64 `json:"sde"`
+	// AUDC is the area under the discovery curve normalised by B²/2.
+	AUDC            float64       `json:"audc"`
+	MeanEAboveHull  float64       `json:"mean_e_above_hull"`
+	ParetoFront     []ParetoPoint `json:"pareto_front"`
+	TokensPerHit    float64       `json:"tokens_per_hit,omitempty"`
+	TokensPerStable float64       `json:"tokens_per_stable,omitempty"`
+	WallSeconds     float64       `json:"wall_seconds"`
+}
+
+// Status is a campaign status event.
+type Status struct {
+	Schema   int       `json:"schema"`
+	Campaign string    `json:"campaign"`
+	State    string    `json:"state"`
+	Episode  int       `json:"episode"`
+	Message  string    `json:"message,omitempty"`
+	Counters Counters  `json:"counters"`
+	Summary  *Summary  `json:"summary,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// MsgID is the event's deterministic message id: one event per campaign,
+// state and episode.
+func (s *Status) MsgID() string {
+	return "status/" + s.Campaign + "/" + s.State + "/" + strconv.Itoa(s.Episode)
+}
+
+// Validate names the bad field.
+func (s *Status) Validate() error {
+	if err := checkSchema("status", s.Schema); err != nil {
+		return err
+	}
+	if err := ValidateCampaignID(s.Campaign); err != nil {
+		return invalid("status.campaign", "%v", err)
+	}
+	switch s.State {
+	case StateRunning, StateCompleted, StateExhausted, StateRejected, StateEpisode:
+	default:
+		return invalid("status.state", "unknown state %q", s.State)
+	}
+	return nil
+}
+
+// Directive kinds: rules the proposer enforces on every generator's output
+// (MADE §5.2–5.3: advice the actor ignores must be enforced by the
+// environment).
+const (
+	// DirectiveCapComposition: at most Limit candidates of Formula.
+	DirectiveCapComposition = "cap_composition"
+	// DirectiveExcludeElement: no candidate may contain Element.
+	DirectiveExcludeElement = "exclude_element"
+	// DirectiveAvoidSystem: no candidate in chemical system System.
+	DirectiveAvoidSystem = "avoid_system"
+)
+
+// Directive is one machine-enforced rule of a memory bank.
+type Directive struct {
+	Kind    string `json:"kind"`
+	Formula string `json:"formula,omitempty"`
+	Element string `json:"element,omitempty"`
+	System  string `json:"system,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// Key identifies the directive within its bank (a later directive with
+// the same key replaces an earlier one).
+func (d Directive) Key() string {
+	return d.Kind + ":" + d.Formula + d.Element + d.System
+}
+
+// Reflection is what the reflector learned from an episode: bullets for
+// the proposer's prompt and directives for the environment.
+type Reflection struct {
+	Schema     int         `json:"schema"`
+	Campaign   string      `json:"campaign"`
+	Context    string      `json:"context"`
+	Episode    int         `json:"episode"`
+	Bullets    []string    `json:"bullets"`
+	Directives []Directive `json:"directives,omitempty"`
+	At         time.Time   `json:"at"`
+}
+
+// MsgID is the reflection's deterministic message id.
+func (r *Reflection) MsgID() string {
+	return "reflection/" + r.Campaign + "/" + strconv.Itoa(r.Episode)
+}
+
+// DeadLetter records a message that no service could process.
+type DeadLetter struct {
+	Schema     int                 `json:"schema"`
+	Stream     string              `json:"stream"`
+	Consumer   string              `json:"consumer"`
+	Subject    string              `json:"subject"`
+	Sequence   uint64              `json:"sequence"`
+	Deliveries uint64              `json:"deliveries"`
+	Reason     string              `json:"reason"`
+	Service    string              `json:"service"`
+	Headers    map[string][]string `json:"headers,omitempty"`
+	// Data is the message body as received.
+	Data []byte    `json:"data"`
+	At   time.Time `json:"at"`
+}
+
+// MsgID is deterministic per original message.
+func (d *DeadLetter) MsgID() string {
+	return "deadletter/" + d.Stream + "/" + d.Consumer + "/" + strconv.FormatUint(d.Sequence, 10)
+}
+
+// Validate names the bad field.
+func (r *Reflection) Validate() error {
+	if err := checkSchema("reflection", r.Schema); err != nil {
+		return err
+	}
+	if err := ValidateCampaignID(r.Campaign); err != nil {
+		return invalid("reflection.campaign", "%v", err)
+	}
+	if len(r.Bullets) == 0 {
+		return invalid("reflection.bullets", "empty")
+	}
+	for i, d := range r.Directives {
+		if err := d.Validate(); err != nil {
+			return invalid("reflection.directives["+strconv.Itoa(i)+"]", "%v", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks that the directive's kind has the fields it needs.
+func (d Directive) Validate() error {
+	switch d.Kind {
+	case DirectiveCapComposition:
+		if d.Formula == "" || d.Limit < 0 {
+			return invalid("directive", "%s needs a formula and a limit ≥ 0", d.Kind)
+		}
+	case DirectiveExcludeElement:
+		if d.Element == "" {
+			return invalid("directive", "%s needs an element", d.Kind)
+		}
+	case DirectiveAvoidSystem:
+		if d.System == "" {
+			return invalid("directive", "%s needs a chemical system", d.Kind)
+		}
+	default:
+		return invalid("directive.kind", "unknown kind %q", d.Kind)
+	}
+	return nil
+}
+
+// Validate names the bad field.
+func (d *DeadLetter) Validate() error {
+	if err := checkSchema("dead_letter", d.Schema); err != nil {
+		return err
+	}
+	if d.Reason == "" {
+		return invalid("dead_letter.reason", "empty")
+	}
+	if d.Stream == "" {
+		return invalid("dead_letter.stream", "empty")
+	}
+	return nil
+}

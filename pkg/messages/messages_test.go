@@ -1,0 +1,167 @@
+package messages
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+func validCampaign(t *testing.T) *CampaignSpec {
+	t.Helper()
+	tk, err := task.ByName("stable wide-bandgap semiconductors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &CampaignSpec{ID: "wbg-1", Task: tk, Budget: 100, SubmittedAt: time.Unix(0, 0).UTC()}
+	c.ApplyDefaults()
+	return c
+}
+
+func TestCampaignDefaultsAndValidate(t *testing.T) {
+	c := validCampaign(t)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Islands != 5 || c.BatchSize != 2 || c.TopK != 2 || c.RulesPerPrompt != 6 || c.StabilityThreshold != 0.1 || c.Generator.Kind != GeneratorEvolve {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+	if c.MemoryContext != "task-stable-wide-bandgap-semiconductors" {
+		t.Errorf("memory context %q", c.MemoryContext)
+	}
+	cases := []struct {
+		field string
+		edit  func(*CampaignSpec)
+	}{
+		{"campaign.id", func(c *CampaignSpec) { c.ID = "has space" }},
+		{"campaign.id", func(c *CampaignSpec) { c.ID = "" }},
+		{"campaign.budget", func(c *CampaignSpec) { c.Budget = -1 }},
+		{"campaign.islands", func(c *CampaignSpec) { c.Islands = 1000 }},
+		{"campaign.generator.kind", func(c *CampaignSpec) { c.Generator.Kind = "magic" }},
+		{"campaign.generator.temperature", func(c *CampaignSpec) { c.Generator.Temperature = 7 }},
+		{"campaign.stability_threshold", func(c *CampaignSpec) { c.StabilityThreshold = -0.1 }},
+		{"campaign.episodes", func(c *CampaignSpec) { c.Budget, c.Episodes = 2, 3 }},
+		{"campaign.task", func(c *CampaignSpec) { c.Task.Constraints = nil }},
+		{"campaign.schema", func(c *CampaignSpec) { c.Schema = 99 }},
+	}
+	for _, tc := range cases {
+		c := validCampaign(t)
+		tc.edit(c)
+		err := c.Validate()
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: got %v", tc.field, err)
+		}
+	}
+}
+
+func TestEpisodeBudget(t *testing.T) {
+	c := validCampaign(t)
+	c.Budget, c.Episodes = 10, 3
+	got := []int{c.EpisodeBudget(0), c.EpisodeBudget(1), c.EpisodeBudget(2)}
+	if got[0] != 4 || got[1] != 3 || got[2] != 3 {
+		t.Fatalf("episode budgets %v", got)
+	}
+	for i, want := range []int{0, 0, 0, 0, 1, 1, 1, 2, 2, 2} {
+		if e := c.EpisodeOf(i); e != want {
+			t.Errorf("EpisodeOf(%d) = %d, want %d", i, e, want)
+		}
+	}
+}
+
+func candidate() *Candidate {
+	return &Candidate{
+		Schema: SchemaVersion, ID: CandidateID("wbg-1", 3, 1), Campaign: "wbg-1", Generation: 3, Index: 1,
+		Island: 2, Operator: "substitute", Formula: "NaCl",
+		Structure: Structure{Formula: "NaCl", Lattice: [3][3]float64{{5.6, 0, 0}, {0, 5.6, 0}, {0, 0, 5.6}},
+			Species: []string{"Na", "Cl"}, Coords: [][3]float64{{0, 0, 0}, {.5, .5, .5}}},
+	}
+}
+
+func TestCandidateRoundTripAndStrictDecode(t *testing.T) {
+	c := candidate()
+	data, err := Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Candidate
+	if err := Decode(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != c.ID || back.Structure.Species[1] != "Cl" {
+		t.Fatalf("round trip: %+v", back)
+	}
+	s, err := back.Structure.Crystal()
+	if err != nil || s.NumSites() != 2 {
+		t.Fatalf("crystal: %v %v", s, err)
+	}
+	for name, bad := range map[string]string{
+		"unknown field": strings.Replace(string(data), `"schema"`, `"surprise":1,"schema"`, 1),
+		"truncated":     string(data[:len(data)/2]),
+		"trailing":      string(data) + "{}",
+		"wrong schema":  strings.Replace(string(data), `"schema":1`, `"schema":2`, 1),
+	} {
+		if err := Decode([]byte(bad), &back); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: got %v", name, err)
+		}
+	}
+}
+
+func TestCandidateValidateNamesFields(t *testing.T) {
+	cases := map[string]func(*Candidate){
+		"candidate.id":               func(c *Candidate) { c.ID = "other" },
+		"candidate.structure.coords": func(c *Candidate) { c.Structure.Coords = c.Structure.Coords[:1] },
+		"candidate.structure.species": func(c *Candidate) {
+			c.Structure.Species, c.Structure.Coords = nil, nil
+		},
+		"candidate.operator": func(c *Candidate) { c.Operator = "" },
+		"candidate.island":   func(c *Candidate) { c.Island = -1 },
+	}
+	for field, edit := range cases {
+		c := candidate()
+		edit(c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: got %v", field, err)
+		}
+	}
+}
+
+func TestEvaluationAndVerdictValidate(t *testing.T) {
+	e := &Evaluation{Schema: SchemaVersion, ID: candidate().ID, Campaign: "wbg-1", Candidate: *candidate(), Valid: false, Feasible: true}
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "evaluation.valid") {
+		t.Errorf("invalid but feasible: %v", err)
+	}
+	e.Feasible = false
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	v := &Verdict{Schema: SchemaVersion, ID: e.ID, Campaign: e.Campaign, Evaluation: *e, Checks: []Check{{Name: "x"}}}
+	if err := v.Validate(); err == nil || !strings.Contains(err.Error(), "verdict.reasons") {
+		t.Errorf("rejection without reason: %v", err)
+	}
+	v.Accepted = true
+	if err := v.Validate(); err != nil || v.Subject() != "crucible.discoveries.wbg-1" {
+		t.Errorf("accepted verdict: %v %s", err, v.Subject())
+	}
+}
+
+func TestSubjects(t *testing.T) {
+	if got := Subject(SubjectCandidates, "abc"); got != "crucible.candidates.abc" || CampaignOfSubject(got) != "abc" {
+		t.Errorf("subject %q", got)
+	}
+	if got := DeadLetterSubject("CANDIDATES", "bad id!"); got != "crucible.deadletter.candidates.unknown" {
+		t.Errorf("dead letter subject %q", got)
+	}
+	for _, c := range Consumers {
+		found := false
+		for _, s := range Streams {
+			if s.Name == c.Stream {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("consumer %s reads unknown stream %s", c.Name, c.Stream)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package messages
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the version of every message type in this package. A
+// consumer rejects (dead-letters) a message with another version.
+const SchemaVersion = 1
+
+// Subject prefixes; the campaign id is appended as the last token.
+const (
+	SubjectSubmit      = "crucible.campaigns.submit"
+	SubjectStatus      = "crucible.campaigns.status"
+	SubjectReflections = "crucible.campaigns.reflections"
+	SubjectPropose     = "crucible.propose"
+	SubjectCandidates  = "crucible.candidates"
+	SubjectEvaluations = "crucible.evaluations"
+	SubjectDiscoveries = "crucible.discoveries"
+	SubjectVerdicts    = "crucible.verdicts"
+	SubjectDeadLetter  = "crucible.deadletter"
+)
+
+// Subject returns prefix.<campaign>.
+func Subject(prefix, campaign string) string { return prefix + "." + campaign }
+
+// CampaignOfSubject returns the campaign token of a subject built by
+// Subject (its last token).
+func CampaignOfSubject(subject string) string {
+	return subject[strings.LastIndexByte(subject, '.')+1:]
+}
+
+// DeadLetterSubject is crucible.deadletter.<stream>.<campaign>; campaign is
+// "unknown" when the message could not be decoded far enough to tell.
+func DeadLetterSubject(stream, campaign string) string {
+	if campaign == "" || !campaignIDPattern.MatchString(campaign) {
+		campaign = "unknown"
+	}
+	return SubjectDeadLetter + "." + strings.ToLower(stream) + "." + campaign
+}
+
+// Retention says how a stream keeps messages.
+type Retention int
+
+const (
+	// LimitsRetention keeps messages until the stream's age or size limits
+	// remove them, whoever has read them.
+	LimitsRetention Retention = iota
+	// WorkQueueRetention removes a message once one consumer acknowledged
+	// it: one durable consumer shared by all replicas of a service.
+	WorkQueueRetention
+)
+
+// StreamSpec describes one JetStream stream, independent of the client
+// library (internal/bus turns it into a stream configuration).
+type StreamSpec struct {
+	Name        string
+	Description string
+	Subjects    []string
+	Retention   Retention
+	MaxAge      time.Duration // 0: unlimited
+	// Duplicates is the window in which a repeated Nats-Msg-Id is dropped.
+	Duplicates time.Duration
+}
+
+// Stream names.
+const (
+	StreamCampaigns   = "CAMPAIGNS"
+	StreamPropose     = "PROPOSE"
+	StreamCandidates  = "CANDIDATES"
+	StreamEvaluations = "EVALUATIONS"
+	StreamDiscoveries = "DISCOVERIES"
+	StreamDeadLetter  = "DEADLETTER"
+)
+
+// DuplicateWindow is the duplicate-detection window of every stream. It is
+// longer than any redelivery delay the services use, so a message that is
+// re-published after a crash is dropped by the stream.
+const DuplicateWindow = 10 * time.Minute
+
+// Streams are the streams Crucible uses (ARCHITECTURE.md, "Messaging
+// contract").
+var Streams = []StreamSpec{
+	{
+		Name:        StreamCampaigns,
+		Description: "campaign submissions, status events and reflections",
+		Subjects:    []string{"crucible.campaigns.>"},
+		Retention:   LimitsRetention,
+		MaxAge:      90 * 24 * time.Hour,
+		Duplicates:  DuplicateWindow,
+	},
+	{
+		Name:        StreamPropose,
+		Description: "generation requests: work for the proposers",
+		Subjects:    []string{SubjectPropose + ".>"},
+		Retention:   WorkQueueRetention,
+		Duplicates:  DuplicateWindow,
+	},
+	{
+		Name:        StreamCandidates,
+		Description: "proposed candidate structures: work for the evaluators",
+		Subjects:    []string{SubjectCandidates + ".>"},
+		Retention:   WorkQueueRetention,
+		Duplicates:  DuplicateWindow,
+	},
+	{
+		Name:        StreamEvaluations,
+		Description: "evaluated candidates: properties, stability, score",
+		Subjects:    []string{SubjectEvaluations + ".>"},
+		Retention:   LimitsRetention,
+		MaxAge:      90 * 24 * time.Hour,
+		Duplicates:  DuplicateWindow,
+	},
+	{
+		Name:        StreamDiscoveries,
+		Description: "the judge's accepted discoveries and rejected verdicts",
+		Subjects:    []string{SubjectDiscoveries + ".>", SubjectVerdicts + ".>"},
+		Retention:   LimitsRetention,
+		MaxAge:      365 * 24 * time.Hour,
+		Duplicates:  DuplicateWindow,
+	},
+	{
+		Name:        StreamDeadLetter,
+		Description: "messages no service could process, with the reason",
+		Subjects:    []string{SubjectDeadLetter + ".>"},
+		Retention:   LimitsRetention,
+		MaxAge:      90 * 24 * time.Hour,
+		Duplicates:  DuplicateWindow,
+	},
+}
+
+// ConsumerSpec describes one durable pull consumer.
+type ConsumerSpec struct {
+	Name          string
+	Stream        string
+	FilterSubject string
+	// AckWait is how long a delivered message may stay unacknowledged
+	// before it is redelivered (a handler working longer extends it).
+	AckWait time.Duration
+	// MaxDeliver is how many times a message is delivered before the
+	// consumer gives up on it and dead-letters it.
+	MaxDeliver int
+	// MaxAckPending bounds the messages out for processing at once, across
+	// all replicas.
+	MaxAckPending int
+}
+
+// Durable consumer names.
+const (
+	ConsumerProposerSubmit = "proposer-submit"
+	ConsumerProposer       = "proposer"
+	ConsumerEvaluator      = "evaluator"
+	ConsumerReflector      = "reflector"
+	ConsumerJudge          = "judge"
+)
+
+// Consumers are the durable consumers of the four services. All replicas
+// of a service share its consumer, so adding a replica adds throughput and
+// a replica's unacknowledged work is redelivered to the others.
+var Consumers = []ConsumerSpec{
+	{Name: ConsumerProposerSubmit, Stream: StreamCampaigns, FilterSubject: SubjectSubmit + ".>", AckWait: time.Minute, MaxDeliver: 5, MaxAckPending: 64},
+	{Name: ConsumerProposer, Stream: StreamPropose, FilterSubject: SubjectPropose + ".>", AckWait: 2 * time.Minute, MaxDeliver: 8, MaxAckPending: 256},
+	{Name: ConsumerEvaluator, Stream: StreamCandidates, FilterSubject: SubjectCandidates + ".>", AckWait: time.Minute, MaxDeliver: 5, MaxAckPending: 1024},
+	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: 30 * time.Second, MaxDeliver: 10, MaxAckPending: 1024},
+	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: time.Minute, MaxDeliver: 5, MaxAckPending: 512},
+}
+
+// ConsumerByName returns the consumer spec with the given name.
+func ConsumerByName(name string) (ConsumerSpec, error) {
+	for _, c := range Consumers {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return ConsumerSpec{}, fmt.Errorf("unknown consumer %q", name)
+}
+
+// campaignIDPattern: a subject token and a Redis hash tag, readable in a
+// file name: letters, digits, '-' and '_', at most 64.
+var campaignIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// ValidateCampaignID checks that id can be used as a subject token, a
+// Redis hash tag and a file name.
+func ValidateCampaignID(id string) error {
+	if !campaignIDPattern.MatchString(id) {
+		return fmt.Errorf("campaign id %q: want 1–64 letters, digits, '-' or '_', starting with a letter or digit", id)
+	}
+	return nil
+}
