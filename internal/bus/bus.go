@@ -279,7 +279,7 @@ func (b *Bus) EnsureConsumer(ctx context.Context, spec messages.ConsumerSpec) (j
 		// The consumer itself never gives up: the middleware dead-letters
 		// a message on its last delivery, with the reason, and terminates
 		// it. MaxDeliver here is a backstop one above it.
-		MaxDeliver:    spec.MaxDeliver + 1,
+		MaxDeliver:    maxDeliver(spec.MaxDeliver),
 		MaxAckPending: spec.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		ReplayPolicy:  jetstream.ReplayInstantPolicy,
@@ -294,6 +294,15 @@ func (b *Bus) EnsureConsumer(ctx context.Context, spec messages.ConsumerSpec) (j
 		return nil, fmt.Errorf("bus: consumer %s on %s: %w", spec.Name, spec.Stream, err)
 	}
 	return cons, nil
+}
+
+// maxDeliver is the server-side limit for a spec's MaxDeliver (0:
+// unlimited).
+func maxDeliver(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n + 1
 }
 
 // Publish validates and encodes m and publishes it on subject with its

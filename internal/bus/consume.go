@@ -300,7 +300,7 @@ func (b *Bus) settle(ctx context.Context, spec messages.ConsumerSpec, o RunOptio
 		if aerr := d.msg.Ack(); aerr != nil {
 			log.Warn("ack failed; the message will be redelivered and handled idempotently", zap.Error(aerr))
 		}
-	case errors.Is(err, ErrPermanent) || d.Deliveries >= uint64(spec.MaxDeliver):
+	case errors.Is(err, ErrPermanent) || (spec.MaxDeliver > 0 && d.Deliveries >= uint64(spec.MaxDeliver)):
 		reason := err.Error()
 		if !errors.Is(err, ErrPermanent) {
 			reason = fmt.Sprintf("failed %d deliveries: %v", d.Deliveries, err)

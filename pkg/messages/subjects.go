@@ -140,8 +140,11 @@ type ConsumerSpec struct {
 	// AckWait is how long a delivered message may stay unacknowledged
 	// before it is redelivered (a handler working longer extends it).
 	AckWait time.Duration
-	// MaxDeliver is how many times a message is delivered before the
-	// consumer gives up on it and dead-letters it.
+	// MaxDeliver is how many times a message that keeps failing is
+	// delivered before it is dead-lettered; 0 means never give up (the
+	// handler turns its own failures into data, and infrastructure
+	// failures are retried until the infrastructure is back). Messages
+	// that cannot be decoded are dead-lettered at once either way.
 	MaxDeliver int
 	// MaxAckPending bounds the messages out for processing at once, across
 	// all replicas.
@@ -161,11 +164,11 @@ const (
 // of a service share its consumer, so adding a replica adds throughput and
 // a replica's unacknowledged work is redelivered to the others.
 var Consumers = []ConsumerSpec{
-	{Name: ConsumerProposerSubmit, Stream: StreamCampaigns, FilterSubject: SubjectSubmit + ".>", AckWait: time.Minute, MaxDeliver: 5, MaxAckPending: 64},
-	{Name: ConsumerProposer, Stream: StreamPropose, FilterSubject: SubjectPropose + ".>", AckWait: 2 * time.Minute, MaxDeliver: 8, MaxAckPending: 256},
-	{Name: ConsumerEvaluator, Stream: StreamCandidates, FilterSubject: SubjectCandidates + ".>", AckWait: time.Minute, MaxDeliver: 5, MaxAckPending: 1024},
-	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: 30 * time.Second, MaxDeliver: 10, MaxAckPending: 1024},
-	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: time.Minute, MaxDeliver: 5, MaxAckPending: 512},
+	{Name: ConsumerProposerSubmit, Stream: StreamCampaigns, FilterSubject: SubjectSubmit + ".>", AckWait: time.Minute, MaxAckPending: 64},
+	{Name: ConsumerProposer, Stream: StreamPropose, FilterSubject: SubjectPropose + ".>", AckWait: 2 * time.Minute, MaxAckPending: 256},
+	{Name: ConsumerEvaluator, Stream: StreamCandidates, FilterSubject: SubjectCandidates + ".>", AckWait: time.Minute, MaxAckPending: 1024},
+	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: 30 * time.Second, MaxAckPending: 1024},
+	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: time.Minute, MaxAckPending: 512},
 }
 
 // ConsumerByName returns the consumer spec with the given name.
