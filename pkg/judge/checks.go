@@ -1,0 +1,363 @@
+package judge
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// Property sources (messages.PropertyValue.Source): the CGCNN surrogate,
+// whose values carry its test MAE as uncertainty, and the exact ones — a
+// lookup of a known compound, a quantity computed from the structure
+// itself, and the hull (exact given the formation energy it is computed
+// from; see uncertainty).
+const (
+	SourceCGCNN     = "cgcnn"
+	SourceReference = "reference"
+	SourceStructure = "structure"
+	SourceHull      = "hull"
+)
+
+// formationEnergy is the property the energy above hull is computed from.
+const formationEnergy = "formation_energy_per_atom"
+
+func checkValidity(ev *messages.Evaluation) outcome {
+	if !ev.Valid {
+		var rs []string
+		for _, r := range ev.Reasons {
+			rs = append(rs, reasonText(r))
+		}
+		if len(rs) == 0 {
+			return fail(CheckValidity, "the oracle marked the structure invalid without a reason", "invalid structure")
+		}
+		return fail(CheckValidity, "the oracle's validity checks failed: "+strings.Join(rs, "; "), "invalid structure: "+rs[0])
+	}
+	detail := "the structure passed the oracle's validity checks (lattice, interatomic distances, charge neutrality)"
+	if len(ev.OxidationStates) > 0 {
+		detail += "; charge-balanced with " + oxidationStates(ev.OxidationStates)
+	}
+	if ev.Evaluator != "" {
+		detail += " [" + ev.Evaluator + "]"
+	}
+	return pass(CheckValidity, detail, "valid structure")
+}
+
+func reasonText(r messages.Reason) string {
+	switch {
+	case r.Code == "":
+		return r.Detail
+	case r.Detail == "":
+		return r.Code
+	}
+	return r.Code + ": " + r.Detail
+}
+
+// oxidationStates writes "Li+1 P+5 O-2", elements in symbol order.
+func oxidationStates(m map[string]int) string {
+	syms := make([]string, 0, len(m))
+	for s := range m {
+		syms = append(syms, s)
+	}
+	sort.Strings(syms)
+	parts := make([]string, len(syms))
+	for i, s := range syms {
+		parts[i] = fmt.Sprintf("%s%+d", s, m[s])
+	}
+	return strings.Join(parts, " ")
+}
+
+// checkConstraints passes iff the evaluation is feasible and its margins
+// agree: every constraint of the task has a margin, none is negative or
+// missing, and no constrained property is unsupported.
+func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
+	var items, problems []string
+	byProperty := make(map[string]bool, len(ev.Margins))
+	for _, m := range ev.Margins {
+		byProperty[m.Property] = true
+		item := describeMargin(t, ev, m)
+		items = append(items, item)
+		switch {
+		case m.Missing:
+			problems = append(problems, m.Property+" has no value")
+		case !(m.Margin >= 0):
+			problems = append(problems, fmt.Sprintf("%s misses its bound (Φ = %s)", m.Property, num(m.Margin)))
+		}
+	}
+	for _, c := range t.Constraints {
+		if !byProperty[c.Property] {
+			problems = append(problems, "no margin for "+c.String())
+		}
+	}
+	for _, p := range ev.Unsupported {
+		problems = append(problems, p+" has no oracle")
+	}
+	if !ev.Feasible && len(problems) == 0 {
+		problems = append(problems, "the oracle marked it infeasible")
+	}
+	if ev.Feasible && len(problems) > 0 {
+		problems = append([]string{"marked feasible, but"}, problems...)
+	}
+	detail := strings.Join(items, "; ")
+	if detail == "" {
+		detail = "no constraint margins"
+	}
+	if len(problems) > 0 {
+		return fail(CheckConstraints, detail+" — "+strings.Join(problems, ", "), "constraints not met: "+strings.Join(problems, ", "))
+	}
+	return pass(CheckConstraints, fmt.Sprintf("all %d constraints met: %s (score S = %s)", len(ev.Margins), detail, num(ev.Score)),
+		fmt.Sprintf("meets all %d constraints", len(ev.Margins)))
+}
+
+// describeMargin writes "band_gap = 3.1 eV [cgcnn] against band_gap ≥ 2.5
+// eV: Φ = 0.24".
+func describeMargin(t *task.Task, ev *messages.Evaluation, m messages.Margin) string {
+	bound := m.Property + " (" + m.Kind + ")"
+	for _, c := range t.Constraints {
+		if c.Property == m.Property {
+			bound = c.String()
+			break
+		}
+	}
+	if m.Missing {
+		return m.Property + ": no value against " + bound
+	}
+	return fmt.Sprintf("%s against %s: Φ = %s", valueText(m.Property, ev), bound, num(m.Margin))
+}
+
+// valueText writes "band_gap = 3.1 eV [cgcnn ± 0.388]".
+func valueText(name string, ev *messages.Evaluation) string {
+	pv, ok := ev.Properties[name]
+	if !ok {
+		return name + ": no value"
+	}
+	s := name + " = " + num(pv.Value)
+	if pv.Unit != "" {
+		s += " " + pv.Unit
+	}
+	src := pv.Source
+	if src == "" {
+		src = "unknown source"
+	}
+	if pv.Uncertainty > 0 {
+		src += " ± " + num(pv.Uncertainty)
+	}
+	return s + " [" + src + "]"
+}
+
+func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64) outcome {
+	if ev.EAboveHull == nil {
+		return fail(CheckThermodynamics, "no energy above hull: the oracle could not place the candidate on a convex hull", "no energy above hull")
+	}
+	e := *ev.EAboveHull
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		return fail(CheckThermodynamics, fmt.Sprintf("energy above hull %v is not a number", e), "no energy above hull")
+	}
+	phases := competingPhases(ev.Decomposition)
+	var hullText string
+	if ev.HullEnergy != nil {
+		hullText = fmt.Sprintf("; hull energy at its composition %s eV/atom", num(*ev.HullEnergy))
+	}
+	src, sigma := energySource(ev)
+	switch {
+	case e > threshold:
+		return fail(CheckThermodynamics,
+			fmt.Sprintf("E_hull = %s eV/atom (%s) is above the stability threshold %s eV/atom: it would decompose into %s%s",
+				num(e), src, num(threshold), phases, hullText),
+			fmt.Sprintf("unstable: E_hull %s > %s eV/atom", num(e), num(threshold)))
+	case e < -suspicious:
+		why := ""
+		if sigma > 0 {
+			why = fmt.Sprintf(", %s × the formation-energy MAE of %s eV/atom", num(-e/sigma), num(sigma))
+		}
+		return fail(CheckThermodynamics,
+			fmt.Sprintf("E_hull = %s eV/atom (%s) lies %s eV/atom below the hull of %s%s: more than %s eV/atom below the known ground states%s, more likely a surrogate error than a new ground state",
+				num(e), src, num(-e), phases, hullText, num(suspicious), why),
+			fmt.Sprintf("suspiciously far below the hull: E_hull %s < -%s eV/atom", num(e), num(suspicious)))
+	}
+	var where string
+	if e < 0 {
+		where = fmt.Sprintf("%s eV/atom below the hull of the known phases %s: a candidate new ground state", num(-e), phases)
+	} else {
+		where = fmt.Sprintf("≤ the stability threshold %s eV/atom; competing phases %s", num(threshold), phases)
+	}
+	detail := fmt.Sprintf("E_hull = %s eV/atom (%s), %s%s", num(e), src, where, hullText)
+	if sigma > 0 {
+		detail += fmt.Sprintf("; the threshold is %s formation-energy MAEs (%s eV/atom) away", num((threshold-e)/sigma), num(sigma))
+	}
+	return pass(CheckThermodynamics, detail, fmt.Sprintf("E_hull %s eV/atom ≤ %s", num(e), num(threshold)))
+}
+
+// energySource says where the energy above hull comes from and returns
+// the formation energy's uncertainty, 0 when exact or unknown.
+func energySource(ev *messages.Evaluation) (string, float64) {
+	fe, ok := ev.Properties[formationEnergy]
+	if !ok {
+		return "hull", 0
+	}
+	if fe.Uncertainty > 0 && !math.IsInf(fe.Uncertainty, 0) {
+		return "hull of a " + fe.Source + " formation energy ± " + num(fe.Uncertainty) + " eV/atom", fe.Uncertainty
+	}
+	return "hull of a " + fe.Source + " formation energy", 0
+}
+
+// competingPhases writes a decomposition "Li2O (0.5) + P2O5 (0.5)", the
+// largest fractions first.
+func competingPhases(d map[string]float64) string {
+	if len(d) == 0 {
+		return "no reported phases"
+	}
+	names := make([]string, 0, len(d))
+	for n := range d {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if d[names[i]] != d[names[j]] {
+			return d[names[i]] > d[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	const shown = 6
+	parts := make([]string, 0, shown+1)
+	for i, n := range names {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("%d more", len(names)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", n, num(d[n])))
+	}
+	return strings.Join(parts, " + ")
+}
+
+// ConfidenceMargin is the distance of the value v from the bound a
+// constraint could be violated on, in the property's unit:
+//
+//	lower    v ≥ l:      v − l
+//	upper    v ≤ u:      u − v
+//	interval l ≤ v ≤ u:  min(v − l, u − v)
+//
+// It is negative when v misses the bound. Unlike LLEMA's Φ it is not
+// normalised, so it compares directly with a surrogate's MAE: a surrogate
+// value is trusted to meet the constraint when ConfidenceMargin ≥ K·σ.
+func ConfidenceMargin(c task.Constraint, v float64) float64 {
+	l, u := c.Bounds()
+	switch c.Kind {
+	case task.Lower:
+		return v - l
+	case task.Upper:
+		return u - v
+	case task.Interval:
+		return math.Min(v-l, u-v)
+	}
+	return math.NaN()
+}
+
+// atLeast reports d ≥ want, counting values equal to within a relative
+// 1e-9 as equal, so that a margin of exactly K·σ passes whatever the
+// rounding of v − l (0.3 − 0.1 is 0.19999999999999998 in binary).
+func atLeast(d, want, scale float64) bool {
+	return d >= want-1e-9*math.Max(1, math.Abs(scale))
+}
+
+// uncertainty is σ of a property value: its own uncertainty, or for a hull
+// value without one, that of the formation energy it comes from (the
+// reference phases' energies are exact, so the error of E_hull is the
+// error of the candidate's formation energy).
+func uncertainty(name string, pv messages.PropertyValue, ev *messages.Evaluation) float64 {
+	if pv.Uncertainty != 0 || pv.Source != SourceHull || name == formationEnergy {
+		return pv.Uncertainty
+	}
+	if fe, ok := ev.Properties[formationEnergy]; ok {
+		return fe.Uncertainty
+	}
+	return 0
+}
+
+func exactSource(src string) bool {
+	return src == SourceReference || src == SourceStructure || src == SourceHull
+}
+
+func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k float64) outcome {
+	if spec == nil {
+		return fail(CheckConfidence, "no campaign spec: the task's constraints are unknown", "no campaign spec to check the properties against")
+	}
+	cs := spec.Task.Constraints
+	if len(cs) == 0 {
+		return fail(CheckConfidence, "the task has no constraints to meet", "no constraints")
+	}
+	var items, weak []string
+	minRatio := math.Inf(1)
+	for _, c := range cs {
+		pv, ok := ev.Properties[c.Property]
+		if !ok {
+			items = append(items, c.Property+": no value")
+			weak = append(weak, c.Property+" has no value")
+			continue
+		}
+		d := ConfidenceMargin(c, pv.Value)
+		unit := ""
+		if pv.Unit != "" {
+			unit = " " + pv.Unit
+		}
+		sigma := uncertainty(c.Property, pv, ev)
+		head := fmt.Sprintf("%s = %s%s [%s]", c.Property, num(pv.Value), unit, pv.Source)
+		switch {
+		case math.IsNaN(d):
+			items = append(items, head+": constraint of unknown kind "+strconv.Quote(string(c.Kind)))
+			weak = append(weak, c.Property+" has a constraint of unknown kind")
+		case sigma == 0 && exactSource(pv.Source):
+			ok := d >= 0
+			items = append(items, fmt.Sprintf("%s, exact, %s%s from its bound (%s)", head, num(d), unit, c.String()))
+			if !ok {
+				weak = append(weak, c.Property+" misses its bound")
+			}
+		case !(sigma > 0) || math.IsInf(sigma, 0):
+			items = append(items, fmt.Sprintf("%s: a model value without a usable uncertainty (%v)", head, sigma))
+			weak = append(weak, c.Property+" has no surrogate uncertainty")
+		default:
+			ratio := d / sigma
+			minRatio = math.Min(minRatio, ratio)
+			ok := atLeast(d, k*sigma, k*sigma)
+			cmp := "≥"
+			if !ok {
+				cmp = "<"
+			}
+			items = append(items, fmt.Sprintf("%s ± %s: %s%s from its bound (%s) = %sσ %s %sσ",
+				head, num(sigma), num(d), unit, c.String(), num(ratio), cmp, num(k)))
+			if !ok {
+				weak = append(weak, fmt.Sprintf("%s within surrogate error (%sσ < %sσ)", c.Property, num(ratio), num(k)))
+			}
+		}
+	}
+	detail := strings.Join(items, "; ")
+	if len(weak) > 0 {
+		return fail(CheckConfidence, detail, "low confidence: "+strings.Join(weak, ", "))
+	}
+	summary := "every constrained property exact"
+	if !math.IsInf(minRatio, 1) {
+		summary = fmt.Sprintf("surrogate margins ≥ %sσ (smallest %sσ)", num(k), num(minRatio))
+	}
+	return pass(CheckConfidence, detail, summary)
+}
+
+func checkNovelty(ev *messages.Evaluation) outcome {
+	f := formulaOf(ev)
+	switch {
+	case ev.Candidate.Seed:
+		return fail(CheckNovelty, f+" is a seed material the campaign started from", "known material: a seed")
+	case ev.Known:
+		return fail(CheckNovelty, f+" is in the reference data: a known material, not a discovery", "known material: "+f+" is in the reference data")
+	case !ev.Novel:
+		return fail(CheckNovelty, "an earlier candidate of the campaign had the same formula "+f+" and structure", "not novel: repeats an earlier candidate")
+	}
+	return pass(CheckNovelty, f+" is not in the reference data and no earlier candidate of the campaign had the same formula and structure", "new")
+}
+
+// num writes x with up to four significant digits.
+func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+func itoa(n int) string { return strconv.Itoa(n) }

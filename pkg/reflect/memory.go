@@ -1,0 +1,509 @@
+package reflect
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Lesson kinds: what a lesson is about.
+const (
+	KindComposition = "composition"
+	KindElement     = "element"
+	KindSystem      = "system"
+)
+
+// SciMem's memory edits (App. E, Figs. 15–16).
+const (
+	EditAdd    = "add"
+	EditModify = "modify"
+	EditMerge  = "merge"
+	EditDelete = "delete"
+)
+
+// CompositionKey is the key of the lesson about a reduced formula
+// ("comp:Li3PO4").
+func CompositionKey(formula string) string { return "comp:" + formula }
+
+// ElementKey is the key of the lesson about an element ("elem:Tl").
+func ElementKey(symbol string) string { return "elem:" + symbol }
+
+// SystemKey is the key of the lesson about a chemical system
+// ("sys:Li-O-P").
+func SystemKey(system string) string { return "sys:" + system }
+
+// lessonIn is a lesson drafted from this campaign's evidence.
+type lessonIn struct {
+	key, kind, text string
+	evidence        int // this campaign's evaluations behind it
+}
+
+// others is the evidence behind e that is not the current campaign's, by
+// campaign. With e.Evidence it is exact: every entry but the campaign's
+// own. A lesson without it (written before it was kept) is split as well
+// as its fields allow: all of it belongs to its one campaign when it names
+// one other campaign; when it names the current one, the campaign's
+// statistics are cumulative, so its earlier share was at most cur and the
+// rest, e.Support − cur, is someone else's; what cannot be attributed is
+// kept under the key "". The support of the updated lesson, the sum of
+// others and cur, thus never falls and never counts a campaign's
+// evaluations twice.
+func (r *reflection) others(e *Experience, cur int) map[string]int {
+	out := map[string]int{}
+	if e == nil {
+		return out
+	}
+	if e.Evidence != nil {
+		for c, n := range e.Evidence {
+			if c != r.in.Campaign && n > 0 {
+				out[c] = n
+			}
+		}
+		return out
+	}
+	n := max(0, e.Support)
+	mine := slices.Contains(e.Campaigns, r.in.Campaign)
+	if mine {
+		n = max(0, n-cur)
+	}
+	switch {
+	case n == 0:
+	case !mine && len(e.Campaigns) == 1:
+		out[e.Campaigns[0]] = n
+	default:
+		out[""] = n
+	}
+	return out
+}
+
+// withEvidence returns e with Evidence = others + the campaign's cur and
+// Support their sum.
+func (r *reflection) withEvidence(e Experience, others map[string]int, cur int) Experience {
+	ev := make(map[string]int, len(others)+1)
+	for c, n := range others {
+		ev[c] += n
+	}
+	ev[r.in.Campaign] += cur
+	e.Evidence, e.Support = ev, 0
+	for _, n := range ev {
+		e.Support += n
+	}
+	return e
+}
+
+func addEvidence(to, from map[string]int) {
+	for c, n := range from {
+		to[c] += n
+	}
+}
+
+func (r *reflection) campaigns(es ...*Experience) []string {
+	var out []string
+	for _, e := range es {
+		if e != nil {
+			out = append(out, e.Campaigns...)
+		}
+	}
+	if r.in.Campaign != "" {
+		out = append(out, r.in.Campaign)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// memory drafts this reflection's lessons and returns the edits that take
+// the bank there (SciMem §3.2, App. E):
+//
+//   - delete a lesson contradicted by new evidence: the lesson about the
+//     subject of a revoked directive (a capped composition, an excluded
+//     element or an avoided system that now has a success);
+//   - add a lesson with its evidence (Support = this campaign's queries,
+//     Evidence = {campaign: queries}):
+//     a composition with a hit (productive), a newly capped composition
+//     (unproductive), a newly excluded element, a required element whose
+//     compositions all failed, a newly avoided system;
+//   - modify an existing lesson whose evidence changed: new text, the
+//     campaign's evidence replaced by its current count (the statistics
+//     are cumulative), the other campaigns' kept (see others), the
+//     campaign added to its campaigns;
+//   - merge: once MergeAt composition lessons share a chemical system, or
+//     the system already has a lesson, they are replaced by one system
+//     lesson (prefer merge over add);
+//   - bound: beyond MaxLessons, the least supported lessons are deleted
+//     (ties by key).
+//
+// Deletes come before puts, each group by key, so that a deleted and
+// re-added key ends as the new lesson.
+func (r *reflection) memory() []ExperienceOp {
+	// The bank; of two lessons with one key (a store keeps one) the better
+	// supported counts, whatever their order.
+	old := map[string]*Experience{}
+	for i := range r.in.Existing {
+		e := r.in.Existing[i]
+		if e.Key == "" {
+			continue
+		}
+		if o := old[e.Key]; o == nil || e.Support > o.Support || (e.Support == o.Support && e.Text > o.Text) {
+			old[e.Key] = &e
+		}
+	}
+	work := make(map[string]Experience, len(old))
+	for k, e := range old {
+		work[k] = *e
+	}
+	why := map[string]string{}
+	var deletes []ExperienceOp
+	del := func(key, edit, reason string) {
+		deletes = append(deletes, ExperienceOp{Delete: true, Experience: Experience{Key: key}, Edit: edit, Reason: reason})
+		delete(work, key)
+		delete(why, key)
+	}
+
+	// Contradictions.
+	for _, d := range r.revoked {
+		key := ""
+		switch {
+		case d.Formula != "":
+			key = CompositionKey(d.Formula)
+		case d.Element != "":
+			key = ElementKey(d.Element)
+		case d.System != "":
+			key = SystemKey(d.System)
+		}
+		if _, ok := work[key]; ok {
+			del(key, EditDelete, "contradicted: "+strings.TrimPrefix(d.Reason, "revoked: "))
+			// Gone, with its evidence: nothing below carries it over.
+			delete(old, key)
+		}
+	}
+
+	// Adds and modifications.
+	r.draftLessons()
+	keys := make([]string, 0, len(r.lessons))
+	for k := range r.lessons {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		l := r.lessons[k]
+		prev, had := work[k]
+		var base *Experience
+		if had {
+			base = old[k] // the bank's version (a contradicted one is gone)
+		}
+		e := r.withEvidence(Experience{Key: k, Kind: l.kind, Text: r.withEarlier(l.text, base), Campaigns: r.campaigns(base)},
+			r.others(base, l.evidence), l.evidence)
+		switch {
+		case !had:
+			work[k], why[k] = e, EditAdd
+		case !sameLesson(prev, e):
+			work[k], why[k] = e, EditModify
+		}
+	}
+
+	// Merges: composition lessons into system lessons.
+	bySys := map[string][]string{}
+	for k, e := range work {
+		if e.Kind != KindComposition || !strings.HasPrefix(k, "comp:") {
+			continue
+		}
+		if s := systemOf(strings.TrimPrefix(k, "comp:")); s != "" {
+			bySys[s] = append(bySys[s], k)
+		}
+	}
+	systems := make([]string, 0, len(bySys))
+	for s := range bySys {
+		systems = append(systems, s)
+	}
+	sort.Strings(systems)
+	for _, s := range systems {
+		members := bySys[s]
+		sk := SystemKey(s)
+		_, hasSys := work[sk]
+		if len(members) < r.opt.MergeAt && !hasSys {
+			continue
+		}
+		sort.Strings(members)
+		var sysBase *Experience
+		if hasSys {
+			sysBase = old[sk]
+		}
+		cur := r.systemQueries(s)
+		ev := r.others(sysBase, cur)
+		from := []*Experience{sysBase}
+		var earlier []string
+		if e := earlierOf(sysBase, r.in.Campaign); e != "" {
+			earlier = append(earlier, e)
+		}
+		for _, k := range members {
+			f := strings.TrimPrefix(k, "comp:")
+			c := r.byF[f]
+			o := old[k]
+			if o == nil {
+				continue // drafted now: the campaign's evidence speaks for it
+			}
+			q := 0
+			if c != nil {
+				q = c.Queries
+			}
+			addEvidence(ev, r.others(o, q))
+			from = append(from, o)
+			if c == nil || !slices.Contains(o.Campaigns, r.in.Campaign) {
+				// Evidence the campaign's statistics do not hold: keep its
+				// gist.
+				earlier = append(earlier, firstSentence(o.Text))
+			} else if e := earlierOf(o, r.in.Campaign); e != "" {
+				earlier = append(earlier, e)
+			}
+		}
+		e := r.withEvidence(Experience{Key: sk, Kind: KindSystem, Text: r.systemText(s, earlier), Campaigns: r.campaigns(from...)}, ev, cur)
+		for _, k := range members {
+			if _, wasOld := old[k]; wasOld {
+				del(k, EditMerge, "merged into "+sk)
+			} else {
+				delete(work, k)
+				delete(why, k)
+			}
+		}
+		if prev, ok := work[sk]; !ok || !sameLesson(prev, e) {
+			work[sk], why[sk] = e, EditMerge
+		}
+	}
+
+	// Bound the bank.
+	if extra := len(work) - r.opt.MaxLessons; extra > 0 {
+		all := make([]Experience, 0, len(work))
+		for _, e := range work {
+			all = append(all, e)
+		}
+		sort.Slice(all, func(i, j int) bool {
+			if all[i].Support != all[j].Support {
+				return all[i].Support < all[j].Support
+			}
+			return all[i].Key < all[j].Key
+		})
+		for _, e := range all[:extra] {
+			if _, wasOld := old[e.Key]; wasOld && !deleted(deletes, e.Key) {
+				del(e.Key, EditDelete, fmt.Sprintf("bank bound: %d lessons at most, support %d among the lowest", r.opt.MaxLessons, e.Support))
+			} else {
+				delete(work, e.Key)
+				delete(why, e.Key)
+			}
+		}
+	}
+
+	sort.SliceStable(deletes, func(i, j int) bool { return deletes[i].Experience.Key < deletes[j].Experience.Key })
+	puts := make([]string, 0, len(why))
+	for k := range why {
+		puts = append(puts, k)
+	}
+	sort.Strings(puts)
+	ops := deletes
+	for _, k := range puts {
+		ops = append(ops, ExperienceOp{Experience: work[k], Edit: why[k], Reason: r.editReason(why[k], k)})
+	}
+	return ops
+}
+
+func deleted(ops []ExperienceOp, key string) bool {
+	for _, op := range ops {
+		if op.Delete && op.Experience.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// sameLesson reports whether the bank's lesson a already says b. A lesson
+// stored without Evidence is not rewritten for the split alone: a store
+// that does not keep the field would otherwise be rewritten every time.
+func sameLesson(a, b Experience) bool {
+	return a.Text == b.Text && a.Kind == b.Kind && a.Support == b.Support &&
+		slices.Equal(a.Campaigns, b.Campaigns) && (a.Evidence == nil || maps.Equal(a.Evidence, b.Evidence))
+}
+
+func (r *reflection) editReason(edit, key string) string {
+	switch edit {
+	case EditAdd:
+		return "new evidence in campaign " + r.in.Campaign
+	case EditModify:
+		return "evidence changed in campaign " + r.in.Campaign
+	case EditMerge:
+		return "composition lessons of " + strings.TrimPrefix(key, "sys:") + " merged into one"
+	}
+	return ""
+}
+
+// systemQueries sums the campaign's queries in a chemical system.
+func (r *reflection) systemQueries(s string) int {
+	n := 0
+	for _, c := range r.comps {
+		if c.system == s {
+			n += c.Queries
+		}
+	}
+	return n
+}
+
+// draftLessons writes the lessons this campaign's evidence supports.
+func (r *reflection) draftLessons() {
+	r.lessons = map[string]*lessonIn{}
+	add := func(key, kind, text string, evidence int) {
+		r.lessons[key] = &lessonIn{key: key, kind: kind, text: text, evidence: evidence}
+	}
+	for _, c := range r.comps {
+		if c.Hits > 0 {
+			add(CompositionKey(c.Formula), KindComposition, fmt.Sprintf(
+				"%s%s: %s%s. Productive: explore its neighbours (isovalent substitutions, nearby stoichiometries) rather than repeat it.",
+				c.Formula, inSystem(c), outcome(c), energyRange(c)), c.Queries)
+		}
+	}
+	for _, c := range r.caps {
+		add(CompositionKey(c.Formula), KindComposition, fmt.Sprintf(
+			"%s%s: %s, none feasible or stable%s. Unproductive: capped at %d queries.",
+			c.Formula, inSystem(c), plural(c.Queries, "query"), energyRange(c), c.Queries), c.Queries)
+	}
+	for _, x := range r.excluded {
+		add(ElementKey(x.Symbol), KindElement, fmt.Sprintf(
+			"%s: %s over %d compositions (%s), none feasible or stable while other compositions succeeded. Excluded.",
+			x.Symbol, plural(x.Queries, "query"), len(x.Compositions), list(x.Compositions, 4)), x.Queries)
+	}
+	for _, x := range r.protected {
+		add(ElementKey(x.Symbol), KindElement, fmt.Sprintf(
+			"%s: %s over %d compositions (%s) without a hit or a stable candidate, but the task requires it: keep %s and change its partners and stoichiometry.",
+			x.Symbol, plural(x.Queries, "query"), len(x.Compositions), list(x.Compositions, 4), x.Symbol), x.Queries)
+	}
+	for _, a := range r.avoided {
+		add(SystemKey(a.System), KindSystem, r.systemText(a.System, nil), r.systemQueries(a.System))
+	}
+}
+
+// earlierMarker introduces what a lesson keeps of evidence from other
+// campaigns or lessons it absorbed.
+const earlierMarker = " Earlier: "
+
+// maxLessonText bounds a lesson's text (SciMem asks for concise
+// experiences, at most about 100 words).
+const maxLessonText = 700
+
+// withEarlier appends to a lesson drafted from this campaign what its
+// previous version knew from elsewhere: the whole of it when the campaign
+// had not contributed, else its own earlier part.
+func (r *reflection) withEarlier(text string, base *Experience) string {
+	if e := earlierOf(base, r.in.Campaign); e != "" {
+		text += earlierMarker + e
+	}
+	return clip(text)
+}
+
+// earlierOf is what e knows apart from the campaign's current statistics:
+// all its text when the campaign has not contributed to it, else the part
+// after earlierMarker.
+func earlierOf(e *Experience, campaign string) string {
+	if e == nil {
+		return ""
+	}
+	if !slices.Contains(e.Campaigns, campaign) {
+		return e.Text
+	}
+	if i := strings.Index(e.Text, earlierMarker); i >= 0 {
+		return e.Text[i+len(earlierMarker):]
+	}
+	return ""
+}
+
+// firstSentence is the text up to its first full stop followed by a space.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// clip cuts a text to maxLessonText bytes at a rune boundary, marking the
+// cut with "…".
+func clip(s string) string {
+	if len(s) <= maxLessonText {
+		return s
+	}
+	cut := maxLessonText - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// systemText summarises a chemical system: this campaign's compositions in
+// it (productive, capped, others), the lessons merged into it, and whether
+// it is avoided.
+func (r *reflection) systemText(s string, earlier []string) string {
+	var productive, capped []string
+	n, q, hits, stable := 0, 0, 0, 0
+	seen := map[string]bool{}
+	for _, c := range r.comps {
+		if c.system != s {
+			continue
+		}
+		seen[c.Formula] = true
+		n++
+		q += c.Queries
+		hits += c.Hits
+		stable += c.Stable
+		switch {
+		case c.Hits > 0:
+			productive = append(productive, fmt.Sprintf("%s (%d/%d/%d)", c.Formula, c.Hits, c.Stable, c.Queries))
+		case r.capped[c.Formula]:
+			capped = append(capped, c.Formula)
+		}
+	}
+	for f := range r.capped {
+		if !seen[f] && systemOf(f) == s {
+			capped = append(capped, f)
+			seen[f] = true
+		}
+	}
+	sort.Strings(capped)
+	var b strings.Builder
+	b.WriteString(s + ":")
+	if n > 0 {
+		fmt.Fprintf(&b, " %s, %s, %s, %d stable in campaign %s.", plural(n, "composition"), plural(q, "query"), plural(hits, "hit"), stable, r.in.Campaign)
+	}
+	if len(productive) > 0 {
+		b.WriteString(" Productive (hits/stable/queries): " + list(productive, 4) + ".")
+	}
+	if len(capped) > 0 {
+		b.WriteString(" Unproductive, capped: " + list(capped, 6) + ".")
+	}
+	switch {
+	case r.isAvoided(s):
+		b.WriteString(" Avoided.")
+	case len(productive) > 0:
+		b.WriteString(" Vary the productive stoichiometries; skip the capped ones.")
+	}
+	if len(earlier) > 0 {
+		b.WriteString(earlierMarker + strings.Join(earlier, " "))
+	}
+	return clip(b.String())
+}
+
+func (r *reflection) isAvoided(s string) bool {
+	if r.bankAvoided[s] {
+		return true
+	}
+	for _, a := range r.avoided {
+		if a.System == s {
+			return true
+		}
+	}
+	return false
+}
+
+func inSystem(c *comp) string {
+	if c.system == "" {
+		return ""
+	}
+	return " (" + c.system + ")"
+}

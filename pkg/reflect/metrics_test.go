@@ -1,0 +1,86 @@
+package reflect
+
+import (
+	"math"
+	"testing"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+func TestAUDC(t *testing.T) {
+	tests := []struct {
+		name    string
+		indices []int
+		budget  int
+		want    float64
+	}{
+		// N(t) = 1, 1, 2, 2: area 6 over 4²/2 = 8.
+		{"hand-computed curve", []int{1, 3}, 4, 0.75},
+		// N(t) = 0, 0, 0, 1.
+		{"one discovery at the last query", []int{4}, 4, 1.0 / 8},
+		// N(t) = t: area B(B+1)/2, normalised (B+1)/B.
+		{"every query a discovery", []int{1, 2, 3, 4}, 4, 10.0 / 8},
+		{"one discovery first, B = 40", []int{1}, 40, 2.0 / 40},
+		{"one discovery last, B = 40", []int{40}, 40, 2.0 / 1600},
+		// MADE's B = 40 with discoveries at 5, 10, 20: 36 + 31 + 21 = 88.
+		{"MADE budget", []int{5, 10, 20}, 40, 88.0 / 800},
+		{"order does not matter", []int{3, 1}, 4, 0.75},
+		{"indices outside [1, B] are ignored", []int{0, -2, 5, 3}, 4, 2.0 / 8},
+		{"no discoveries", nil, 40, 0},
+		{"no budget", []int{1}, 0, 0},
+	}
+	for _, tc := range tests {
+		if got := AUDC(tc.indices, tc.budget); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("%s: AUDC(%v, %d) = %v, want %v", tc.name, tc.indices, tc.budget, got, tc.want)
+		}
+	}
+	// Earlier is better: the same count found sooner scores higher.
+	if AUDC([]int{1, 2}, 10) <= AUDC([]int{9, 10}, 10) {
+		t.Error("AUDC does not reward early discoveries")
+	}
+}
+
+func TestSDE(t *testing.T) {
+	tests := []struct {
+		n, b int
+		want float64
+	}{{14, 40, 0.35}, {0, 40, 0}, {40, 40, 1}, {3, 0, 0}, {-1, 10, 0}}
+	for _, tc := range tests {
+		if got := SDE(tc.n, tc.b); got != tc.want {
+			t.Errorf("SDE(%d, %d) = %v, want %v", tc.n, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestEpisodeStats(t *testing.T) {
+	in := input(stat("ZnO", 3, 1, 2), stat("GaN", 1, 0, 0))
+	in.Episode = 4
+	in.Counters = messages.Counters{Evaluated: 8, Valid: 6, Hits: 2, Stable: 2, StableHits: 1, Novel: 5, Known: 2}
+	in.EpisodeEvaluated = 4
+	s := Reflect(in).Stats
+	// p = (3/4, 1/4): H = −(0.75 ln 0.75 + 0.25 ln 0.25) / ln 2.
+	h := -(0.75*math.Log(0.75) + 0.25*math.Log(0.25)) / math.Log(2)
+	want := EpisodeStats{
+		Episode: 4, Evaluated: 8, EpisodeEvaluated: 4, Valid: 6, Hits: 2, Stable: 2, StableHits: 1, Novel: 5, Known: 2,
+		HitRate: 0.25, StabilityRate: 0.125, MemorizationRate: 0.25, SDE: 0.25,
+		UniqueCompositions: 2, Queries: 4, Breadth: 0.5, CompositionEntropy: h, TopShare: 0.75,
+		HitCompositions: 1, StableCompositions: 1,
+	}
+	if math.Abs(s.CompositionEntropy-h) > 1e-12 {
+		t.Errorf("entropy %v, want %v", s.CompositionEntropy, h)
+	}
+	s.CompositionEntropy = h
+	if s != want {
+		t.Errorf("stats\n%+v\nwant\n%+v", s, want)
+	}
+	// Equal shares: entropy 1; one composition: 0.
+	if e := Reflect(input(stat("ZnO", 2, 0, 0), stat("GaN", 2, 0, 0))).Stats.CompositionEntropy; math.Abs(e-1) > 1e-12 {
+		t.Errorf("equal shares: entropy %v", e)
+	}
+	if e := Reflect(input(stat("ZnO", 5, 0, 0))).Stats.CompositionEntropy; e != 0 {
+		t.Errorf("one composition: entropy %v", e)
+	}
+	if s := Reflect(Input{}).Stats; s.Breadth != 0 || s.SDE != 0 || s.HitRate != 0 {
+		t.Errorf("empty campaign: %+v", s)
+	}
+}

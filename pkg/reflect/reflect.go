@@ -1,0 +1,345 @@
+// Package reflect is what Crucible's reflector learns after each episode
+// of a campaign (MADE + Reflexion §4.1–4.2): concise, actionable bullets
+// for the proposer's prompt, machine-enforced directives for the
+// environment, and edits of the context's memory bank.
+//
+// The reflector here is rule-based and deterministic — not an LLM. It
+// reads the same structured summary MADE's reflector is given
+// (per-composition query counts, stability, hits and energy ranges, and
+// the campaign's counters), applies MADE's reflection guardrails (App. A:
+// interpret the metrics correctly, every bullet actionable through the
+// levers the proposer has: which compositions, how many queries each,
+// which stoichiometric regions), and turns the advice MADE's actors ignored
+// (§5.2: per-composition query caps, element exclusions) into directives
+// the proposer enforces (§5.3: "constraints … are better moved out of the
+// prompt and into the environment"). The same input always gives the same
+// output, so a redelivered episode-end message reflects identically.
+//
+// Lessons follow SciMem (§3.2, App. E, Figs. 15–16): experiences keyed by
+// context — a composition ("comp:Li3PO4"), an element ("elem:Tl") or a
+// chemical system ("sys:Li-O-P") — edited by add, modify, merge and delete
+// operations, merging preferred over adding, and the bank kept small.
+// Reflect returns the operations, not the new bank; the caller applies
+// them to its store.
+package reflect
+
+import (
+	"math"
+	"sort"
+
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// CompositionStat is what the campaign learned about one reduced formula
+// so far (MADE §4.2: per-composition query count, stability and energy
+// range). EMin and EMax bound the energies above hull (eV/atom) of its
+// evaluated candidates; nil when none had one.
+type CompositionStat struct {
+	Formula string   `json:"formula"`
+	Queries int      `json:"queries"`
+	Stable  int      `json:"stable"`
+	Hits    int      `json:"hits"`
+	EMin    *float64 `json:"e_min,omitempty"`
+	EMax    *float64 `json:"e_max,omitempty"`
+}
+
+// Experience is one lesson of a memory bank, as the store keeps it.
+type Experience struct {
+	Key string `json:"key"`
+	// Text is the lesson in words.
+	Text string `json:"text"`
+	// Kind is KindComposition, KindElement or KindSystem.
+	Kind string `json:"kind"`
+	// Support counts the evaluations behind the lesson.
+	Support int `json:"support"`
+	// Campaigns that contributed to it.
+	Campaigns []string `json:"campaigns,omitempty"`
+	// Evidence splits Support by campaign (the key "" holds support of
+	// unknown origin), so that a later episode replaces its campaign's
+	// share instead of adding to it. A lesson stored without it is split
+	// as well as Support and Campaigns allow.
+	Evidence map[string]int `json:"evidence,omitempty"`
+}
+
+// ExperienceOp is one edit of a bank's experiences: a put of Experience
+// (Delete false) or a delete of Experience.Key.
+type ExperienceOp struct {
+	Delete     bool
+	Experience Experience
+	// Edit is SciMem's operation: EditAdd, EditModify, EditMerge (the put
+	// of a merged lesson and the deletes of the lessons it replaces) or
+	// EditDelete.
+	Edit string
+	// Reason says why, as SciMem's update prompts ask of every edit.
+	Reason string
+}
+
+// Input is the reflector's view of a campaign at the end of an episode.
+type Input struct {
+	Campaign string `json:"campaign"`
+	// Context keys the memory bank (messages.CampaignSpec.MemoryContext).
+	Context            string    `json:"context"`
+	Episode            int       `json:"episode"`
+	Task               task.Task `json:"task"`
+	StabilityThreshold float64   `json:"stability_threshold"`
+	// Counters are the campaign's totals so far.
+	Counters messages.Counters `json:"counters"`
+	// EpisodeEvaluated counts the evaluations of the episode just ended.
+	EpisodeEvaluated int `json:"episode_evaluated"`
+	// Compositions are the campaign's per-composition statistics so far.
+	Compositions []CompositionStat `json:"compositions"`
+	// Existing are the bank's experiences, from earlier episodes and
+	// campaigns of the same context.
+	Existing []Experience `json:"existing,omitempty"`
+	// Directives are the bank's directives.
+	Directives []messages.Directive `json:"directives,omitempty"`
+	// Previous are the statistics of the previous reflection of the
+	// campaign, if any: breadth is judged against them.
+	Previous *EpisodeStats `json:"previous,omitempty"`
+	// Options tune the rules; the zero value is the default.
+	Options Options `json:"options,omitzero"`
+}
+
+// Output is what the reflector learned.
+type Output struct {
+	// Bullets are 3–5 concise, actionable lessons for the proposer's
+	// prompt (MADE App. A).
+	Bullets []string
+	// Directives are the new rules for the proposer to enforce, in order
+	// of breadth: element exclusions, avoided systems, composition caps.
+	Directives []messages.Directive
+	// Revoke are directives of the bank that a success now contradicts
+	// (a capped composition, an excluded element or an avoided system that
+	// produced a hit or a stable candidate); the caller removes them.
+	Revoke []messages.Directive
+	// Ops edit the bank's experiences, deletes before puts.
+	Ops   []ExperienceOp
+	Stats EpisodeStats
+}
+
+// Defaults of Options.
+const (
+	DefaultCapAfter               = 3
+	DefaultExcludeAfter           = 8
+	DefaultExcludeMinCompositions = 2
+	DefaultMaxExclusions          = 3
+	DefaultAvoidAfterCaps         = 3
+	DefaultMaxDirectives          = 20
+	DefaultMergeAt                = 3
+	DefaultMaxLessons             = 64
+	// DefaultSuspiciousBelowHull (eV/atom): an energy this far below the
+	// known hull is about four CGCNN formation-energy MAEs (0.039 eV/atom)
+	// and more likely a surrogate error than a new ground state; the judge
+	// uses the same default.
+	DefaultSuspiciousBelowHull = 0.15
+)
+
+// Options tune the rules. A zero field takes its default.
+type Options struct {
+	// CapAfter is N: a composition queried at least N times with no hit
+	// and no stable candidate is capped at its current count.
+	CapAfter int `json:"cap_after,omitempty"`
+	// ExcludeAfter is M: an element whose compositions were queried at
+	// least M times in total, over at least ExcludeMinCompositions
+	// compositions, with no hit and no stable candidate, is excluded.
+	ExcludeAfter           int `json:"exclude_after,omitempty"`
+	ExcludeMinCompositions int `json:"exclude_min_compositions,omitempty"`
+	// ExcludeWithoutContrast lets an element be excluded when nothing in
+	// the campaign has succeeded yet. By default exclusion needs contrast
+	// — some composition without the element succeeded — because while
+	// everything fails the failure cannot be blamed on one element (it
+	// would exclude oxygen from an oxide search for the sins of its
+	// cations); caps and avoided systems still apply.
+	ExcludeWithoutContrast bool `json:"exclude_without_contrast,omitempty"`
+	// MaxExclusions bounds the elements excluded by one reflection, the
+	// best-evidenced first.
+	MaxExclusions int `json:"max_exclusions,omitempty"`
+	// AvoidAfterCaps: a chemical system with at least this many capped
+	// compositions and no success is avoided.
+	AvoidAfterCaps int `json:"avoid_after_caps,omitempty"`
+	// MaxDirectives bounds the directives of one reflection.
+	MaxDirectives int `json:"max_directives,omitempty"`
+	// MergeAt: that many composition lessons of one chemical system are
+	// merged into a system lesson (SciMem: prefer merge over add).
+	MergeAt int `json:"merge_at,omitempty"`
+	// MaxLessons bounds the bank; the least supported lessons go first.
+	MaxLessons int `json:"max_lessons,omitempty"`
+	// SuspiciousBelowHull (eV/atom), for the guardrail on negative
+	// energies above hull.
+	SuspiciousBelowHull float64 `json:"suspicious_below_hull,omitempty"`
+}
+
+func (o Options) withDefaults() Options {
+	def := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	def(&o.CapAfter, DefaultCapAfter)
+	def(&o.ExcludeAfter, DefaultExcludeAfter)
+	def(&o.ExcludeMinCompositions, DefaultExcludeMinCompositions)
+	def(&o.MaxExclusions, DefaultMaxExclusions)
+	def(&o.AvoidAfterCaps, DefaultAvoidAfterCaps)
+	def(&o.MaxDirectives, DefaultMaxDirectives)
+	def(&o.MergeAt, DefaultMergeAt)
+	def(&o.MaxLessons, DefaultMaxLessons)
+	if !(o.SuspiciousBelowHull > 0) {
+		o.SuspiciousBelowHull = DefaultSuspiciousBelowHull
+	}
+	return o
+}
+
+// Reflect reflects on the campaign so far. It is a pure function of its
+// input: deterministic, no clock, no randomness. Inconsistent input is
+// cleaned, never a panic: negative counts count as zero, hits and stable
+// counts are capped at the queries, duplicate formulas are summed,
+// non-finite energies dropped; a formula that does not parse keeps its
+// composition rules (caps, lessons) but takes no part in the element and
+// system rules.
+func Reflect(in Input) Output {
+	r := newReflection(in)
+	r.directives()
+	out := Output{
+		Directives: r.emitted,
+		Revoke:     r.revoked,
+		Stats:      r.stats(),
+	}
+	out.Ops = r.memory()
+	out.Bullets = r.bullets(out.Stats)
+	return out
+}
+
+// comp is a cleaned CompositionStat with its elements and chemical
+// system, both empty when the formula does not parse.
+type comp struct {
+	CompositionStat
+	elements []string
+	system   string
+}
+
+func (c *comp) success() bool { return c.Hits > 0 || c.Stable > 0 }
+
+// reflection holds the cleaned input and what the rules decided.
+type reflection struct {
+	in    Input
+	opt   Options
+	comps []*comp // by formula
+	byF   map[string]*comp
+	// Successful formulas, elements and systems.
+	okElem, okSys map[string]bool
+	// The bank's directives still in force (not revoked).
+	bankCaps                  map[string]messages.Directive
+	bankExcluded, bankAvoided map[string]bool
+
+	// Decisions.
+	revoked   []messages.Directive
+	emitted   []messages.Directive
+	caps      []*comp              // new caps, as emitted
+	excluded  []elementEvidence    // new exclusions, as emitted
+	protected []elementEvidence    // met the exclusion evidence, but required
+	avoided   []systemEvidence     // new avoided systems, as emitted
+	capped    map[string]bool      // every capped formula: bank and new
+	lessons   map[string]*lessonIn // drafted lessons by key (memory.go)
+}
+
+func newReflection(in Input) *reflection {
+	r := &reflection{
+		in: in, opt: in.Options.withDefaults(),
+		byF:    map[string]*comp{},
+		okElem: map[string]bool{}, okSys: map[string]bool{},
+	}
+	for _, s := range in.Compositions {
+		if s.Formula == "" {
+			continue
+		}
+		c := r.byF[s.Formula]
+		if c == nil {
+			c = &comp{CompositionStat: CompositionStat{Formula: s.Formula}}
+			if parsed, err := crystal.ParseFormula(s.Formula); err == nil {
+				for _, e := range parsed.Elements() {
+					c.elements = append(c.elements, e.Symbol())
+				}
+				sort.Strings(c.elements)
+				c.system = parsed.ChemicalSystem()
+			}
+			r.byF[s.Formula] = c
+			r.comps = append(r.comps, c)
+		}
+		q := max(s.Queries, 0)
+		c.Queries += q
+		c.Stable += min(max(s.Stable, 0), q)
+		c.Hits += min(max(s.Hits, 0), q)
+		c.EMin = lower(c.EMin, finite(s.EMin), finite(s.EMax))
+		c.EMax = upper(c.EMax, finite(s.EMin), finite(s.EMax))
+	}
+	kept := r.comps[:0]
+	for _, c := range r.comps {
+		if c.Queries == 0 {
+			delete(r.byF, c.Formula)
+			continue
+		}
+		kept = append(kept, c)
+		if c.success() {
+			for _, e := range c.elements {
+				r.okElem[e] = true
+			}
+			if c.system != "" {
+				r.okSys[c.system] = true
+			}
+		}
+	}
+	r.comps = kept
+	sort.Slice(r.comps, func(i, j int) bool { return r.comps[i].Formula < r.comps[j].Formula })
+	return r
+}
+
+func finite(p *float64) *float64 {
+	if p == nil || math.IsNaN(*p) || math.IsInf(*p, 0) {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// lower is the least of the given energies, nil when all are nil.
+func lower(ps ...*float64) *float64 {
+	var out *float64
+	for _, p := range ps {
+		if p != nil && (out == nil || *p < *out) {
+			v := *p
+			out = &v
+		}
+	}
+	return out
+}
+
+func upper(ps ...*float64) *float64 {
+	var out *float64
+	for _, p := range ps {
+		if p != nil && (out == nil || *p > *out) {
+			v := *p
+			out = &v
+		}
+	}
+	return out
+}
+
+// threshold is the campaign's stability threshold, the default when unset.
+func (r *reflection) threshold() float64 {
+	t := r.in.StabilityThreshold
+	if !(t > 0) || math.IsInf(t, 0) {
+		return messages.DefaultStabilityThreshold
+	}
+	return t
+}
+
+// systemOf is the chemical system of a formula, "" when it does not parse.
+func systemOf(formula string) string {
+	c, err := crystal.ParseFormula(formula)
+	if err != nil {
+		return ""
+	}
+	return c.ChemicalSystem()
+}
