@@ -20,6 +20,10 @@ var (
 // Composition.amount_tolerance).
 const amountTolerance = 1e-8
 
+// maxAmount bounds an element's amount: far above any real formula or cell,
+// and far below where integer arithmetic on amounts would overflow.
+const maxAmount = 1e9
+
 // ElementAmount is one element of a composition with its amount (atoms per
 // formula unit, or per cell).
 type ElementAmount struct {
@@ -42,8 +46,8 @@ func NewComposition(items ...ElementAmount) (Composition, error) {
 		if !it.Element.Valid() {
 			return Composition{}, fmt.Errorf("%w: atomic number %d", ErrUnknownElement, int(it.Element))
 		}
-		if math.IsNaN(it.Amount) || math.IsInf(it.Amount, 0) || it.Amount <= 0 {
-			return Composition{}, fmt.Errorf("%w: amount %v of %s must be positive", ErrBadFormula, it.Amount, it.Element)
+		if err := checkAmount(it.Amount); err != nil {
+			return Composition{}, fmt.Errorf("%w: %s: %v", ErrBadFormula, it.Element, err)
 		}
 		c = c.add(it.Element, it.Amount)
 	}
@@ -73,6 +77,19 @@ func MustParseFormula(formula string) Composition {
 		panic(err)
 	}
 	return c
+}
+
+// checkAmount accepts amounts in [1e-8, 1e9].
+func checkAmount(x float64) error {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0) || x <= 0:
+		return fmt.Errorf("amount %v must be positive", x)
+	case x < amountTolerance:
+		return fmt.Errorf("amount %v below %g", x, amountTolerance)
+	case x > maxAmount:
+		return fmt.Errorf("amount %v above %g", x, maxAmount)
+	}
+	return nil
 }
 
 func (c Composition) add(e Element, amt float64) Composition {

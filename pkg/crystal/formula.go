@@ -2,7 +2,6 @@ package crystal
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -39,6 +38,12 @@ func ParseFormula(formula string) (Composition, error) {
 	var c Composition
 	for _, it := range items {
 		c = c.add(it.Element, it.Amount)
+	}
+	// Multipliers of nested groups can push a total out of range.
+	for _, it := range c.items {
+		if err := checkAmount(it.Amount); err != nil {
+			return Composition{}, fmt.Errorf("%w: %s in %q: %v", ErrBadFormula, it.Element, formula, err)
+		}
 	}
 	return c, nil
 }
@@ -172,9 +177,9 @@ func (p *formulaParser) amount() (float64, error) {
 		p.pos = start
 		return 0, p.errorf("bad amount %q", tok)
 	}
-	if v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+	if err := checkAmount(v); err != nil {
 		p.pos = start
-		return 0, p.errorf("amount %q must be positive", tok)
+		return 0, p.errorf("amount %q: %v", tok, err)
 	}
 	return v, nil
 }

@@ -58,6 +58,9 @@ func NewLattice(m [3][3]float64) (Lattice, error) {
 		}
 	}
 	det := Vec3(m[0]).Dot(Vec3(m[1]).Cross(Vec3(m[2])))
+	if math.IsNaN(det) || math.IsInf(det, 0) {
+		return Lattice{}, fmt.Errorf("%w: cell volume overflows", ErrBadLattice)
+	}
 	if math.Abs(det) < minLatticeVolume {
 		return Lattice{}, fmt.Errorf("%w: volume %.3g Å³ (vectors are coplanar)", ErrBadLattice, math.Abs(det))
 	}

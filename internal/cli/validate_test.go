@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crucible-sci/crucible/pkg/crystal"
+)
+
+func runValidateCmd(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := NewRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(append([]string{"validate"}, args...))
+	err := root.Execute()
+	return out.String(), err
+}
+
+// validateFixtures writes structure files into a temporary folder: a rock
+// salt NaCl CIF and a perovskite SrTiO3 pymatgen JSON (both built from the
+// prototype library), a CIF whose atoms overlap, a candidate answer whose
+// formula disagrees with its species, and a file that is no structure.
+func validateFixtures(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	build := func(proto, formula string) *crystal.Structure {
+		p, err := crystal.PrototypeByName(proto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := crystal.Build(p, crystal.MustParseFormula(formula))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Structure
+	}
+	paths := map[string]string{}
+	write := func(name string, data []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[name] = p
+	}
+	var cif bytes.Buffer
+	if err := crystal.WriteCIF(&cif, build("rocksalt", "NaCl")); err != nil {
+		t.Fatal(err)
+	}
+	write("NaCl.cif", cif.Bytes())
+	js, err := crystal.MarshalPymatgenJSON(build("perovskite", "SrTiO3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("SrTiO3.json", js)
+
+	l, err := crystal.LatticeFromParameters(4, 4, 4, 90, 90, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := crystal.NewStructure(l, []crystal.Element{crystal.MustElement("Na"), crystal.MustElement("Cl"), crystal.MustElement("Cl")},
+		[]crystal.Vec3{{0, 0, 0}, {0.05, 0, 0}, {0.5, 0.5, 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cif.Reset()
+	if err := crystal.WriteCIF(&cif, bad); err != nil {
+		t.Fatal(err)
+	}
+	write("overlap.cif", cif.Bytes())
+	write("candidate.json", []byte(`{"formula": "KBr", "lattice": {"a": 5.64, "b": 5.64, "c": 5.64, "alpha": 90, "beta": 90, "gamma": 90},
+		"species": ["Na", "Cl"], "coords": [[0, 0, 0], [0.5, 0.5, 0.5]]}`))
+	write("notes.txt", []byte("not a structure\n"))
+	paths["missing"] = filepath.Join(dir, "missing.cif")
+	return paths
+}
+
+type validateLine struct {
+	File            string             `json:"file"`
+	Formula         *string            `json:"formula"`
+	ReducedFormula  *string            `json:"reduced_formula"`
+	NumAtoms        *int               `json:"natoms"`
+	Density         *float64           `json:"density"`
+	Volume          *float64           `json:"volume"`
+	MinDistance     *float64           `json:"min_distance"`
+	ChemSys         *string            `json:"chemsys"`
+	ChargeNeutral   *bool              `json:"charge_neutral"`
+	OxidationStates map[string]float64 `json:"oxidation_states"`
+	Valid           bool               `json:"valid"`
+	Reasons         []string           `json:"reasons"`
+}
+
+func TestValidateJSON(t *testing.T) {
+	f := validateFixtures(t)
+	order := []string{"NaCl.cif", "notes.txt", "SrTiO3.json", "overlap.cif", "missing", "candidate.json"}
+	args := []string{"--json"}
+	for _, name := range order {
+		args = append(args, f[name])
+	}
+	out, err := runValidateCmd(t, args...)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("exit error %v, want status 1", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(order) {
+		t.Fatalf("%d lines for %d files:\n%s", len(lines), len(order), out)
+	}
+	wantKeys := []string{"file", "formula", "reduced_formula", "natoms", "density", "volume", "min_distance",
+		"chemsys", "charge_neutral", "oxidation_states", "valid", "reasons"}
+	got := map[string]validateLine{}
+	for i, line := range lines {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if len(raw) != len(wantKeys) {
+			t.Errorf("line %d has %d keys: %s", i+1, len(raw), line)
+		}
+		for _, k := range wantKeys {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("line %d lacks %q", i+1, k)
+			}
+		}
+		var v validateLine
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.File != f[order[i]] {
+			t.Errorf("line %d is %s, want %s (file order)", i+1, v.File, f[order[i]])
+		}
+		got[order[i]] = v
+	}
+
+	nacl := got["NaCl.cif"]
+	if !nacl.Valid || len(nacl.Reasons) != 0 || *nacl.ReducedFormula != "NaCl" || *nacl.NumAtoms != 2 ||
+		*nacl.ChemSys != "Cl-Na" || !*nacl.ChargeNeutral || nacl.OxidationStates["Na"] != 1 || nacl.OxidationStates["Cl"] != -1 {
+		t.Errorf("NaCl: %+v", nacl)
+	}
+	// Rock salt from Shannon radii: a = 2 (1.02 + 1.81) Å, Na–Cl = a/2.
+	if math.Abs(*nacl.MinDistance-2.83) > 1e-6 || math.Abs(*nacl.Volume-math.Pow(5.66, 3)/4) > 1e-3 {
+		t.Errorf("NaCl: min distance %v, volume %v", *nacl.MinDistance, *nacl.Volume)
+	}
+	// ρ = M / (N_A V): 58.443 g/mol over a quarter of (5.66 Å)³.
+	if want := 58.443 / 0.602214076 / (math.Pow(5.66, 3) / 4); math.Abs(*nacl.Density-want) > 1e-3 {
+		t.Errorf("NaCl density %v, want %v", *nacl.Density, want)
+	}
+	sto := got["SrTiO3.json"]
+	if !sto.Valid || *sto.Formula != "SrTiO3" || sto.OxidationStates["Ti"] != 4 {
+		t.Errorf("SrTiO3: %+v", sto)
+	}
+	ov := got["overlap.cif"]
+	if ov.Valid || ov.ChargeNeutral == nil || *ov.ChargeNeutral || len(ov.Reasons) != 2 ||
+		!strings.HasPrefix(ov.Reasons[0], "overlap: ") || !strings.HasPrefix(ov.Reasons[1], "charge_neutrality: ") ||
+		math.Abs(*ov.MinDistance-0.2) > 1e-6 || ov.OxidationStates != nil {
+		t.Errorf("overlap.cif: %+v", ov)
+	}
+	for _, name := range []string{"notes.txt", "missing"} {
+		v := got[name]
+		if v.Valid || v.Formula != nil || v.MinDistance != nil || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "unreadable: ") {
+			t.Errorf("%s: %+v", name, v)
+		}
+	}
+	if c := got["candidate.json"]; c.Valid || len(c.Reasons) != 1 || !strings.HasPrefix(c.Reasons[0], "formula_mismatch: ") {
+		t.Errorf("candidate.json: %+v", c)
+	}
+}
+
+func TestValidateText(t *testing.T) {
+	f := validateFixtures(t)
+	out, err := runValidateCmd(t, f["NaCl.cif"], f["SrTiO3.json"])
+	if err != nil {
+		t.Fatalf("valid files: %v", err)
+	}
+	for _, want := range []string{
+		f["NaCl.cif"], "reduced formula  NaCl", "atoms            2", "min distance     2.8300 Å",
+		"chemical system  Cl-Na", "charge neutral   yes (Na+ Cl-)", "valid            yes",
+		"charge neutral   yes (Sr2+ Ti4+ O2-)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runValidateCmd(t, f["overlap.cif"])
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("invalid file: %v", err)
+	}
+	for _, want := range []string{"valid            no", "reason           overlap: sites 0 (Na) and 1 (Cl) are 0.200 Å apart",
+		"reason           charge_neutrality: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestValidateOptions(t *testing.T) {
+	f := validateFixtures(t)
+	// The overlap passes with a smaller minimum distance, and NaCl2 balances
+	// with no oxidation-state set, so it stays invalid.
+	out, err := runValidateCmd(t, "--json", "--min-distance", "0.1", "--states", "all", f["overlap.cif"])
+	if err == nil {
+		t.Fatal("NaCl2 accepted")
+	}
+	var v validateLine
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "charge_neutrality: ") {
+		t.Errorf("reasons %q", v.Reasons)
+	}
+	if _, err := runValidateCmd(t, "--states", "some", f["NaCl.cif"]); err == nil || !strings.Contains(err.Error(), "--states") {
+		t.Errorf("bad --states: %v", err)
+	}
+	if _, err := runValidateCmd(t); err == nil {
+		t.Error("no files accepted")
+	}
+	if _, err := runValidateCmd(t, "--max-atoms", "1", f["NaCl.cif"]); err == nil {
+		t.Error("2-atom cell accepted with --max-atoms 1")
+	}
+}
