@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crucible-sci/crucible/internal/datadir"
+	"github.com/crucible-sci/crucible/internal/testenv"
+)
+
+func execCLI(t *testing.T, args ...string) (stdout string, err error) {
+	t.Helper()
+	root := NewRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), err
+}
+
+func exitStatusOf(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func TestDataCheck(t *testing.T) {
+	src := testenv.DataDir(t)
+	out, err := execCLI(t, "data", "check", "--dir", src)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := strings.Count(out, "\nok "); n != len(datadir.Files()) {
+		t.Errorf("%d files ok, want %d:\n%s", n, len(datadir.Files()), out)
+	}
+
+	empty := t.TempDir()
+	out, err = execCLI(t, "data", "check", "--dir", empty)
+	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "crucible data pull") {
+		t.Errorf("empty directory: error %v, want exit 1 naming data pull", err)
+	}
+	if !strings.Contains(out, "missing  data/mp_e_form.csv") {
+		t.Errorf("empty directory:\n%s", out)
+	}
+}
+
+func TestDataPull(t *testing.T) {
+	src := testenv.DataDir(t)
+	const corrupted = "/models/cgcnn/poisson-ratio.pth.tar"
+	files := http.FileServer(http.Dir(src))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == corrupted {
+			data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(corrupted)))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			data[100] ^= 0xff
+			w.Write(data)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	dst := t.TempDir()
+
+	// The mirror from the environment; one file arrives corrupted.
+	t.Setenv(datadir.EnvMirror, ts.URL)
+	out, err := execCLI(t, "data", "pull", "--dir", dst)
+	if exitStatusOf(err) != 1 {
+		t.Fatalf("pull with a corrupted file: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "FAILED   models/cgcnn/poisson-ratio.pth.tar: checksum mismatch") {
+		t.Errorf("no checksum failure reported:\n%s", out)
+	}
+	if n := strings.Count(out, "fetched  "); n != len(datadir.Files())-1 {
+		t.Errorf("%d files fetched, want %d:\n%s", n, len(datadir.Files())-1, out)
+	}
+	out, err = execCLI(t, "data", "check", "--dir", dst)
+	if exitStatusOf(err) != 1 || !strings.Contains(out, "missing  models/cgcnn/poisson-ratio.pth.tar") {
+		t.Errorf("check after a failed file: %v\n%s", err, out)
+	}
+
+	// A good mirror given by flag: only the missing file is fetched.
+	good := httptest.NewServer(files)
+	defer good.Close()
+	out, err = execCLI(t, "data", "pull", "--dir", dst, "--mirror", good.URL)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Count(out, "fetched  ") != 1 || strings.Count(out, "present  ") != len(datadir.Files())-1 {
+		t.Errorf("second pull should fetch one file and skip the rest:\n%s", out)
+	}
+	if out, err := execCLI(t, "data", "check", "--dir", dst); err != nil {
+		t.Errorf("check after the pull: %v\n%s", err, out)
+	}
+}
