@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+)
+
+// predictFixtures writes structure files: rock salt NaCl (CIF, a known
+// compound), perovskite RbSrBr3 (pymatgen JSON, not in the reference
+// tables), a 1000-atom NaCl cell, a file that is no structure, and the path
+// of a missing file.
+func predictFixtures(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	build := func(proto, formula string) *crystal.Structure {
+		p, err := crystal.PrototypeByName(proto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := crystal.Build(p, crystal.MustParseFormula(formula))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Structure
+	}
+	paths := map[string]string{}
+	write := func(name string, data []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[name] = p
+	}
+	var cif bytes.Buffer
+	nacl := build("rocksalt", "NaCl")
+	if err := crystal.WriteCIF(&cif, nacl); err != nil {
+		t.Fatal(err)
+	}
+	write("NaCl.cif", cif.Bytes())
+	js, err := crystal.MarshalPymatgenJSON(build("perovskite", "RbSrBr3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("RbSrBr3.json", js)
+	big, err := nacl.Supercell(10, 10, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, err = crystal.MarshalPymatgenJSON(big); err != nil {
+		t.Fatal(err)
+	}
+	write("big.json", js)
+	write("notes.txt", []byte("not a structure\n"))
+	paths["missing"] = filepath.Join(dir, "missing.cif")
+	return paths
+}
+
+type predictJSONLine struct {
+	File       string `json:"file"`
+	Formula    string `json:"formula"`
+	Valid      bool   `json:"valid"`
+	Known      bool   `json:"known"`
+	Reasons    []struct{ Code, Detail string }
+	Properties map[string]struct {
+		Value       float64  `json:"value"`
+		Unit        *string  `json:"unit"`
+		Source      string   `json:"source"`
+		Uncertainty *float64 `json:"uncertainty"`
+		Surrogate   *float64 `json:"surrogate"`
+	} `json:"properties"`
+	EAboveHull    *float64           `json:"e_above_hull"`
+	Decomposition map[string]float64 `json:"decomposition"`
+}
+
+func TestPredictJSON(t *testing.T) {
+	data := testenv.DataDir(t)
+	f := predictFixtures(t)
+	order := []string{"NaCl.cif", "notes.txt", "RbSrBr3.json", "big.json", "missing"}
+	args := []string{"predict", "--json", "--hull", "--data", data}
+	for _, name := range order {
+		args = append(args, f[name])
+	}
+	out, err := execCLI(t, args...)
+	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "2 of 5 files unreadable") {
+		t.Fatalf("error %v, want exit 1 for two unreadable files\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != len(order) {
+		t.Fatalf("%d lines for %d files:\n%s", len(lines), len(order), out)
+	}
+	got := map[string]predictJSONLine{}
+	for i, line := range lines {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, key := range []string{"file", "formula", "valid", "known", "reasons", "properties", "e_above_hull", "decomposition"} {
+			if _, ok := raw[key]; !ok {
+				t.Errorf("line %d lacks %q: %s", i+1, key, line)
+			}
+		}
+		var l predictJSONLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.File != f[order[i]] {
+			t.Errorf("line %d is %s, want %s (input order, path as given)", i+1, l.File, f[order[i]])
+		}
+		got[order[i]] = l
+	}
+
+	nacl := got["NaCl.cif"]
+	fe := nacl.Properties["formation_energy_per_atom"]
+	if !nacl.Valid || !nacl.Known || nacl.Formula != "NaCl" || fe.Source != "reference" || fe.Surrogate == nil || fe.Uncertainty == nil || *fe.Uncertainty != 0 {
+		t.Errorf("NaCl: %+v", nacl)
+	}
+	if nacl.EAboveHull == nil || *nacl.EAboveHull != 0 || nacl.Decomposition["NaCl"] != 1 {
+		t.Errorf("NaCl hull: %v %v", nacl.EAboveHull, nacl.Decomposition)
+	}
+	novel := got["RbSrBr3.json"]
+	gap := novel.Properties["band_gap"]
+	if !novel.Valid || novel.Known || gap.Source != "cgcnn" || gap.Uncertainty == nil || *gap.Uncertainty != 0.388 || gap.Unit == nil || *gap.Unit != "eV" {
+		t.Errorf("RbSrBr3: %+v", novel)
+	}
+	if novel.EAboveHull == nil || len(novel.Decomposition) < 2 {
+		t.Errorf("RbSrBr3 hull: %v %v", novel.EAboveHull, novel.Decomposition)
+	}
+	big := got["big.json"]
+	if big.Valid || len(big.Reasons) == 0 || big.Reasons[0].Code != "too_many_atoms" || big.EAboveHull != nil || len(big.Properties) != 2 {
+		t.Errorf("1000-atom cell: %+v", big)
+	}
+	for _, name := range []string{"notes.txt", "missing"} {
+		l := got[name]
+		if l.Valid || len(l.Reasons) != 1 || l.Reasons[0].Code != "unreadable" || l.Reasons[0].Detail == "" {
+			t.Errorf("%s: %+v", name, l)
+		}
+	}
+}
+
+func TestPredictText(t *testing.T) {
+	data := testenv.DataDir(t)
+	f := predictFixtures(t)
+	root := NewRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs([]string{"predict", "--data", data, "--hull", f["NaCl.cif"], f["RbSrBr3.json"], f["notes.txt"]})
+	err := root.Execute()
+	if exitStatusOf(err) != 1 {
+		t.Fatalf("error %v, want exit 1", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), out.String())
+	}
+	for _, want := range []string{"  NaCl  known  valid  formation_energy_per_atom=", " eV/atom (reference; cgcnn ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("NaCl line lacks %q:\n%s", want, lines[0])
+		}
+	}
+	for _, want := range []string{"  RbSrBr3  novel  valid  ", "band_gap=", "±0.388 eV (cgcnn)", "bulk_modulus=", " GPa (cgcnn)"} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("RbSrBr3 line lacks %q:\n%s", want, lines[1])
+		}
+	}
+	if !strings.Contains(errOut.String(), "notes.txt: unreadable:") {
+		t.Errorf("stderr lacks the unreadable file:\n%s", errOut.String())
+	}
+}
+
+func TestPredictMissingData(t *testing.T) {
+	f := predictFixtures(t)
+	_, err := execCLI(t, "predict", "--data", t.TempDir(), f["NaCl.cif"])
+	if err == nil || !strings.Contains(err.Error(), "crucible data pull") {
+		t.Errorf("error %v, want one telling to run crucible data pull", err)
+	}
+}

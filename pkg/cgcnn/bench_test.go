@@ -1,0 +1,124 @@
+package cgcnn
+
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+)
+
+// mainProperties are the four checkpoints the evaluator scores with.
+var mainProperties = []string{"formation-energy-per-atom", "band-gap", "bulk-moduli", "shear-moduli"}
+
+// BenchmarkFeaturize: neighbour search and Gaussian expansion of the 51
+// golden structures (one op = all of them).
+func BenchmarkFeaturize(b *testing.B) {
+	_, names := goldenSet(b)
+	structs := readGoldenCIFs(b, names)
+	atoms, err := LoadAtomFeatures(testenv.DataPath(b, "models", "cgcnn", AtomInitFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := NewFeaturizer(atoms)
+	var g Graph
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range structs {
+			if err := f.Featurize(s, &g); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(structs))/b.Elapsed().Seconds(), "structures/s")
+}
+
+// BenchmarkForward: one model on the 51 featurised golden structures.
+func BenchmarkForward(b *testing.B) {
+	_, names := goldenSet(b)
+	structs := readGoldenCIFs(b, names)
+	set := loadTestSet(b, "band-gap")
+	f := NewFeaturizer(set.AtomFeatures())
+	graphs := make([]*Graph, len(structs))
+	atoms := 0
+	for i, s := range structs {
+		graphs[i] = new(Graph)
+		if err := f.Featurize(s, graphs[i]); err != nil {
+			b.Fatal(err)
+		}
+		atoms += graphs[i].NumAtoms()
+	}
+	m := set.Models()[0]
+	var ws Workspace
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, g := range graphs {
+			if _, err := m.Eval(&ws, g); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(structs))/b.Elapsed().Seconds(), "structures/s")
+	b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*atoms), "µs/atom")
+}
+
+// BenchmarkPredictCIF: the evaluator's path, CIF file → the four main
+// properties, for the 51 golden structures, in one goroutine.
+func BenchmarkPredictCIF(b *testing.B) {
+	_, names := goldenSet(b)
+	dir := testenv.DataPath(b, "golden", "cgcnn", "cifs")
+	set := loadTestSet(b, mainProperties...)
+	structs := make([]*crystal.Structure, len(names))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, name := range names {
+			s, err := crystal.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			structs[i] = s
+		}
+		preds, err := set.Predict(b.Context(), structs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range preds {
+			if p.Err != nil {
+				b.Fatal(p.Err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(names))/b.Elapsed().Seconds(), "structures/s")
+}
+
+// BenchmarkSetPredict: the four main properties of the 51 golden
+// structures, already read, as one batch (one op = the batch); allocs/op
+// are those of a whole batch.
+func BenchmarkSetPredict(b *testing.B) {
+	_, names := goldenSet(b)
+	structs := readGoldenCIFs(b, names)
+	set := loadTestSet(b, mainProperties...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := set.Predict(b.Context(), structs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(structs))/b.Elapsed().Seconds(), "structures/s")
+}
+
+// BenchmarkSetPredictParallel: as BenchmarkSetPredict, spread over
+// GOMAXPROCS goroutines.
+func BenchmarkSetPredictParallel(b *testing.B) {
+	_, names := goldenSet(b)
+	structs := readGoldenCIFs(b, names)
+	set := loadTestSet(b, mainProperties...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := set.PredictParallel(b.Context(), structs, runtime.GOMAXPROCS(0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(structs))/b.Elapsed().Seconds(), "structures/s")
+}

@@ -1,0 +1,33 @@
+// Package oracle is Crucible's property oracle: the hierarchical oracle of
+// LLEMA (§2.3, App. B.1) that the evaluator calls on every candidate.
+//
+// For each structure, in order:
+//
+//  1. Validity (crystal.Validate): sane lattice, minimum interatomic
+//     distance, atom count and volume per atom limits, the stated formula,
+//     charge neutrality with common oxidation states; and every element
+//     must have CGCNN atom features. An invalid structure gets reasons (as
+//     data, never a panic), its exact structure properties (density and
+//     volume per atom, facts of the cell as given, useful to see why it
+//     failed) and no surrogate or reference values.
+//  2. Properties. CGCNN inference (pkg/cgcnn, the published checkpoints of
+//     Xie & Grossman, PRL 120, 145301 (2018)) for every valid structure,
+//     the checkpoints sharing one featurisation per structure; each value
+//     carries the checkpoint's published test MAE as its uncertainty (see
+//     Surrogates). Then the exact lookup (pkg/reference): when the reduced
+//     formula is in the reference tables the candidate is Known (LLEMA
+//     §4.2, memorisation) and the reference value wins, with the losing
+//     surrogate value reported alongside (Value.Surrogate). The dielectric
+//     constant has no surrogate and comes only from the reference
+//     (ε∞ ≈ n²). Density and volume per atom are exact, from the
+//     structure.
+//  3. Stability, when asked: energy above the convex hull and decomposition
+//     (pkg/hull), in the candidate's chemical system, against the
+//     reference phases (per composition the lowest Materials Project
+//     formation energy, elements at zero) plus the caller's extra entries
+//     (a campaign's own stable finds). The candidate's formation energy is
+//     the reference value when the formula is known, else CGCNN's.
+//     Diagrams are cached per chemical system.
+//
+// An Oracle is safe for concurrent use.
+package oracle

@@ -1,0 +1,348 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/crucible-sci/crucible/pkg/cgcnn"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/hull"
+)
+
+// Reason is why a candidate is invalid, or what could not be evaluated for
+// a valid one: a stable code to count by and a detail to read.
+type Reason struct {
+	Code   crystal.ReasonCode `json:"code"`
+	Detail string             `json:"detail"`
+}
+
+// Reason codes the oracle adds to crystal's (overlap, too_many_atoms, …).
+const (
+	// ReasonUnsupportedElement (invalid): an element without CGCNN atom
+	// features (atom_init.json).
+	ReasonUnsupportedElement crystal.ReasonCode = "unsupported_element"
+	// ReasonSurrogateInput (invalid): CGCNN cannot featurise the structure
+	// (an atom without neighbours within 8 Å).
+	ReasonSurrogateInput crystal.ReasonCode = "surrogate_input"
+
+	// ReasonTooManyElements (warning): more elements than
+	// Options.MaxHullElements for a stability calculation.
+	ReasonTooManyElements crystal.ReasonCode = "too_many_elements"
+	// ReasonNoReferencePhases (warning): an element is in no reference
+	// phase, so its hull would be its elemental reference alone.
+	ReasonNoReferencePhases crystal.ReasonCode = "no_reference_phases"
+	// ReasonNoFormationEnergy (warning): neither a reference nor a
+	// surrogate formation energy (the checkpoint is not loaded).
+	ReasonNoFormationEnergy crystal.ReasonCode = "no_formation_energy"
+	// ReasonHull (warning): the hull calculation failed, e.g. an extra
+	// entry reusing a reference id with other data.
+	ReasonHull crystal.ReasonCode = "hull"
+	// ReasonSurrogateOutput (warning): a checkpoint returned a non-finite
+	// value, left out.
+	ReasonSurrogateOutput crystal.ReasonCode = "surrogate_output"
+)
+
+// Request is one structure to evaluate.
+type Request struct {
+	Structure *crystal.Structure
+	// StatedFormula, when set, is the formula given with the structure
+	// (an LLM's answer); it must agree with the sites (formula_mismatch).
+	StatedFormula string
+	// Hull asks for the stability calculation.
+	Hull bool
+	// Extra are phases added to the reference phases for this request's
+	// hull (formation energies per atom), e.g. a campaign's stable finds.
+	// Only those within the candidate's chemical system matter; their ids
+	// must not reuse a reference id ("mpef-<row>", "ref-<element>") with
+	// other data. When some lie within the system, the request's diagram
+	// is built anew from the cached one's entries and these (milliseconds
+	// even for five-element systems); the cached diagram is not changed.
+	Extra []hull.Entry
+}
+
+// Result is the oracle's verdict on one structure.
+type Result struct {
+	// Formula is the reduced formula of the sites; "" without a structure.
+	Formula string `json:"formula"`
+	// Valid: every validity check passed.
+	Valid bool `json:"valid"`
+	// Reasons say why the structure is invalid.
+	Reasons []Reason `json:"reasons,omitempty"`
+	// Warnings say what could not be evaluated for a valid structure
+	// (stability, a surrogate output).
+	Warnings []Reason `json:"warnings,omitempty"`
+	// OxidationStates is the best charge-neutral assignment found, the
+	// mean state per element symbol (fractional only with mixed valence).
+	OxidationStates map[string]float64 `json:"oxidation_states,omitempty"`
+	// Properties by canonical name. An invalid structure has only the
+	// exact structure properties (density, volume_per_atom).
+	Properties map[string]Value `json:"properties,omitempty"`
+	// Known: the reduced formula is in the reference tables (also
+	// reported for invalid structures, for memorisation rates).
+	Known bool `json:"known"`
+	// Stability is set when asked for and computable.
+	Stability *Stability `json:"stability,omitempty"`
+}
+
+// Stability is the position of a candidate relative to the convex hull of
+// its chemical system.
+type Stability struct {
+	// EAboveHull is FormationEnergy − HullEnergy (eV/atom); negative when
+	// the candidate lies below the known hull.
+	EAboveHull float64 `json:"e_above_hull"`
+	// HullEnergy is the hull's formation energy at the candidate's
+	// composition (eV/atom).
+	HullEnergy float64 `json:"hull_energy_per_atom"`
+	// Decomposition maps the reduced formulas of the stable phases the
+	// composition decomposes into to their fractions of the atoms.
+	Decomposition map[string]float64 `json:"decomposition"`
+	// FormationEnergy is the candidate's formation energy per atom used,
+	// and FormationEnergySource where it came from.
+	FormationEnergy       float64 `json:"formation_energy_per_atom"`
+	FormationEnergySource Source  `json:"formation_energy_source"`
+	// System is the chemical system, "Cl-Na".
+	System string `json:"system"`
+	// ReferenceEAboveHull is the Materials Project's own energy above hull
+	// for a known formula (mp_e_hull, lowest polymorph), for comparison:
+	// it comes from another snapshot of the database than the formation
+	// energies, so the two may differ slightly; EAboveHull is the value
+	// consistent with the reference phases.
+	ReferenceEAboveHull *float64 `json:"reference_e_above_hull,omitempty"`
+}
+
+// Evaluate evaluates a batch of structures. Validity checks, CGCNN
+// inference (one featurisation per structure shared by every checkpoint)
+// and stability run on up to Options.Workers goroutines. Failures of one
+// structure are in its Result (reasons, warnings); the error is only the
+// context's, when it is cancelled.
+func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error) {
+	results := make([]Result, len(reqs))
+	reports := make([]*crystal.ValidityReport, len(reqs))
+	if err := o.parallel(ctx, len(reqs), func(i int) {
+		results[i], reports[i] = o.validate(reqs[i])
+	}); err != nil {
+		return nil, err
+	}
+
+	var structs []*crystal.Structure
+	var which []int
+	for i := range reqs {
+		if results[i].Valid {
+			structs = append(structs, reqs[i].Structure)
+			which = append(which, i)
+		}
+	}
+	preds := make([]cgcnn.Prediction, len(reqs))
+	if o.set != nil && len(structs) > 0 {
+		out, err := o.set.PredictParallel(ctx, structs, o.opts.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("oracle: %w", err)
+		}
+		for k, i := range which {
+			preds[i] = out[k]
+		}
+	}
+
+	if err := o.parallel(ctx, len(reqs), func(i int) {
+		if results[i].Valid {
+			o.complete(&results[i], reports[i], reqs[i], preds[i])
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// parallel calls f(0) … f(n−1) on up to Options.Workers goroutines and
+// returns the context's error if it is cancelled meanwhile.
+func (o *Oracle) parallel(ctx context.Context, n int, f func(i int)) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(o.opts.Workers, n)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("oracle: %w", err)
+	}
+	return nil
+}
+
+// validate runs the validity checks and fills what needs no model: the
+// formula, Known, oxidation states and the structure properties.
+func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
+	var res Result
+	if req.Structure == nil {
+		res.Reasons = []Reason{{Code: crystal.ReasonUnreadable, Detail: "no structure"}}
+		return res, nil
+	}
+	opt := o.opts.Validity
+	opt.ExpectedFormula = req.StatedFormula
+	rep, err := crystal.Validate(req.Structure, opt)
+	if err != nil {
+		res.Reasons = []Reason{{Code: crystal.ReasonUnreadable, Detail: err.Error()}}
+		return res, nil
+	}
+	res.Formula = rep.ReducedFormula
+	res.Known = o.ref.Known(rep.ReducedFormula)
+	res.OxidationStates = rep.OxidationStates()
+	for _, c := range rep.Failed() {
+		res.Reasons = append(res.Reasons, Reason{Code: c.Code, Detail: c.Detail})
+	}
+	var unsupported []string
+	for _, el := range req.Structure.Composition().Elements() {
+		if o.atoms != nil && !o.atoms.Has(el) {
+			unsupported = append(unsupported, el.Symbol())
+		}
+	}
+	if len(unsupported) > 0 {
+		res.Reasons = append(res.Reasons, Reason{
+			Code:   ReasonUnsupportedElement,
+			Detail: "no CGCNN atom features for " + strings.Join(unsupported, ", "),
+		})
+	}
+	res.Valid = len(res.Reasons) == 0
+	res.Properties = map[string]Value{}
+	if isFinite(rep.Density) {
+		res.Properties["density"] = Value{Value: rep.Density, Unit: unitOf("density"), Source: SourceStructure}
+	}
+	if isFinite(rep.VolumePerAtom) {
+		res.Properties["volume_per_atom"] = Value{Value: rep.VolumePerAtom, Unit: unitOf("volume_per_atom"), Source: SourceStructure}
+	}
+	return res, rep
+}
+
+// complete adds the surrogate and reference values and the stability of a
+// valid structure.
+func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request, pred cgcnn.Prediction) {
+	if o.set != nil {
+		if pred.Err != nil {
+			// Context errors end Evaluate before this; what is left is the
+			// structure's (cgcnn.ErrInvalidStructure).
+			res.Valid = false
+			res.Reasons = append(res.Reasons, Reason{Code: ReasonSurrogateInput, Detail: pred.Err.Error()})
+			return
+		}
+		for k, s := range o.surrogates {
+			v := s.Value(pred.Values[k])
+			if !isFinite(v) {
+				res.Warnings = append(res.Warnings, Reason{Code: ReasonSurrogateOutput,
+					Detail: fmt.Sprintf("%s predicted %v for %s", s.Checkpoint, v, s.Property)})
+				continue
+			}
+			res.Properties[s.Property] = Value{Value: v, Unit: unitOf(s.Property), Source: SourceCGCNN, Uncertainty: s.Uncertainty(v)}
+		}
+	}
+	if !o.opts.SurrogateOnly {
+		for name, rv := range o.ref.Properties(res.Formula) {
+			if name == "e_above_hull" { // a hull quantity: see Stability
+				continue
+			}
+			v := Value{Value: rv.Value, Unit: rv.Unit, Source: SourceReference}
+			if sur, ok := res.Properties[name]; ok {
+				v.Surrogate = &sur.Value
+			}
+			res.Properties[name] = v
+		}
+	}
+	if req.Hull {
+		st, warn := o.stability(req.Structure.Composition(), res.Formula, res.Properties, req.Extra)
+		res.Stability = st
+		if warn != nil {
+			res.Warnings = append(res.Warnings, *warn)
+		}
+	}
+}
+
+// stability places the candidate relative to the hull of its chemical
+// system: the reference phases plus the extra entries within the system.
+func (o *Oracle) stability(comp crystal.Composition, formula string, props map[string]Value, extra []hull.Entry) (*Stability, *Reason) {
+	els := comp.Elements()
+	if len(els) > o.opts.MaxHullElements {
+		return nil, &Reason{Code: ReasonTooManyElements,
+			Detail: fmt.Sprintf("%d elements, at most %d for a stability calculation", len(els), o.opts.MaxHullElements)}
+	}
+	var orphans []string
+	for _, el := range els {
+		if !o.ref.HasPhases(el) {
+			orphans = append(orphans, el.Symbol())
+		}
+	}
+	if len(orphans) > 0 {
+		return nil, &Reason{Code: ReasonNoReferencePhases,
+			Detail: "no reference phase contains " + strings.Join(orphans, ", ") + ": the hull would be meaningless"}
+	}
+	fe, ok := props["formation_energy_per_atom"]
+	if !ok {
+		return nil, &Reason{Code: ReasonNoFormationEnergy,
+			Detail: "no formation energy: the formula is not in the reference tables and the formation-energy checkpoint is not loaded"}
+	}
+	d, err := o.hulls.Diagram(els...)
+	if err == nil {
+		d, err = withExtra(d, els, extra)
+	}
+	var r hull.Result
+	if err == nil {
+		r, err = d.Query(comp, fe.Value)
+	}
+	if err != nil {
+		return nil, &Reason{Code: ReasonHull, Detail: err.Error()}
+	}
+	st := &Stability{
+		EAboveHull: r.EAboveHull, HullEnergy: r.HullEnergy,
+		Decomposition:   make(map[string]float64, len(r.Decomposition)),
+		FormationEnergy: fe.Value, FormationEnergySource: fe.Source,
+		System: comp.ChemicalSystem(),
+	}
+	for _, ph := range r.Decomposition {
+		st.Decomposition[ph.Composition.ReducedFormula()] += ph.Fraction
+	}
+	if !o.opts.SurrogateOnly {
+		if v, ok := o.ref.Property("e_above_hull", formula); ok {
+			st.ReferenceEAboveHull = &v.Value
+		}
+	}
+	return st, nil
+}
+
+// withExtra returns d, or, when some extra entries lie within its system, a
+// new diagram of d's entries and those (the cached d is shared and stays
+// unchanged).
+func withExtra(d *hull.Diagram, els []crystal.Element, extra []hull.Entry) (*hull.Diagram, error) {
+	in := make(map[crystal.Element]bool, len(els))
+	for _, el := range els {
+		in[el] = true
+	}
+	var add []hull.Entry
+	for _, e := range extra {
+		inside := true // an empty composition too: hull.New rejects it
+		for _, it := range e.Composition.Items() {
+			inside = inside && in[it.Element]
+		}
+		if inside {
+			add = append(add, e)
+		}
+	}
+	if len(add) == 0 {
+		return d, nil
+	}
+	nd, err := hull.New(append(d.Entries(), add...), hull.WithElements(els...))
+	if err != nil {
+		return nil, fmt.Errorf("extra entries: %w", err)
+	}
+	return nd, nil
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -1,0 +1,109 @@
+package oracle
+
+import (
+	"math"
+	"slices"
+
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// Source says where a value comes from.
+type Source string
+
+// The sources of values.
+const (
+	// SourceCGCNN: predicted by a CGCNN checkpoint.
+	SourceCGCNN Source = "cgcnn"
+	// SourceReference: looked up in the reference tables (a known
+	// compound).
+	SourceReference Source = "reference"
+	// SourceStructure: computed exactly from the structure.
+	SourceStructure Source = "structure"
+)
+
+// Value is one property of a candidate. Its JSON form is that of
+// messages.PropertyValue.
+type Value struct {
+	Value float64 `json:"value"`
+	// Unit is the property's canonical unit (task registry); "" when
+	// dimensionless.
+	Unit   string `json:"unit"`
+	Source Source `json:"source"`
+	// Uncertainty is the surrogate's published test MAE in Unit (see
+	// Surrogate.Uncertainty); 0 for exact sources and for the metal
+	// classifier.
+	Uncertainty float64 `json:"uncertainty,omitempty"`
+	// Surrogate is the CGCNN value where a reference value won.
+	Surrogate *float64 `json:"surrogate,omitempty"`
+}
+
+// Surrogate is a CGCNN checkpoint as a property predictor.
+type Surrogate struct {
+	// Checkpoint is the checkpoint's file name without .pth.tar.
+	Checkpoint string
+	// Property is the canonical property name.
+	Property string
+	// MAE is the checkpoint's test mean absolute error as published, in
+	// the model's output unit (log10 GPa for the moduli): Xie & Grossman,
+	// PRL 120, 145301 (2018), Table 1. The metal/semiconductor classifier
+	// has no regression error (the paper reports 80 % accuracy and an area
+	// under the ROC curve of 0.95); its MAE is 0.
+	MAE float64
+	// Log10 marks a checkpoint that predicts log10 of the property: the
+	// value is 10^y.
+	Log10 bool
+}
+
+// Value converts a model output y into the property's unit.
+func (s Surrogate) Value(y float64) float64 {
+	if s.Log10 {
+		return math.Pow(10, y)
+	}
+	return y
+}
+
+// Uncertainty is the MAE expressed in the property's unit at value v. For
+// a log10 model it is propagated to first order: with K = 10^y,
+// δK = ln(10)·K·δy, so a bulk modulus of 100 GPa has 0.054·ln 10·100 ≈
+// 12 GPa.
+func (s Surrogate) Uncertainty(v float64) float64 {
+	if s.Log10 {
+		return math.Ln10 * v * s.MAE
+	}
+	return s.MAE
+}
+
+// surrogates are the property checkpoints, in registry order. The
+// eighth published checkpoint, final-energy-per-atom (total DFT energy),
+// is no property a task constrains.
+var surrogates = []Surrogate{
+	{Checkpoint: "formation-energy-per-atom", Property: "formation_energy_per_atom", MAE: 0.039},
+	{Checkpoint: "band-gap", Property: "band_gap", MAE: 0.388},
+	{Checkpoint: "bulk-moduli", Property: "bulk_modulus", MAE: 0.054, Log10: true},
+	{Checkpoint: "shear-moduli", Property: "shear_modulus", MAE: 0.087, Log10: true},
+	{Checkpoint: "poisson-ratio", Property: "poisson_ratio", MAE: 0.030},
+	{Checkpoint: "efermi", Property: "efermi", MAE: 0.363},
+	{Checkpoint: "semi-metal-classification", Property: "metal_probability"},
+}
+
+// Surrogates returns the CGCNN checkpoints the oracle can load.
+func Surrogates() []Surrogate { return slices.Clone(surrogates) }
+
+// surrogateByCheckpoint finds a surrogate by checkpoint name.
+func surrogateByCheckpoint(name string) (Surrogate, bool) {
+	for _, s := range surrogates {
+		if s.Checkpoint == name {
+			return s, true
+		}
+	}
+	return Surrogate{}, false
+}
+
+// unitOf is the canonical unit of a registered property.
+func unitOf(name string) string {
+	p, err := task.PropertyByName(name)
+	if err != nil {
+		return ""
+	}
+	return p.Unit
+}
