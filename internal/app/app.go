@@ -172,9 +172,10 @@ func Logger(level, format string) (*zap.Logger, error) {
 
 // Infra is a service's live connections.
 type Infra struct {
-	Bus   *bus.Bus
-	Store *store.Store
-	Log   *zap.Logger
+	Bus    *bus.Bus
+	Store  *store.Store
+	Log    *zap.Logger
+	Config *Config
 }
 
 // Connect dials NATS (and ensures the streams) and Redis.
@@ -197,7 +198,7 @@ func Connect(ctx context.Context, c *Config, log *zap.Logger) (*Infra, error) {
 		b.Close()
 		return nil, err
 	}
-	return &Infra{Bus: b, Store: s, Log: log}, nil
+	return &Infra{Bus: b, Store: s, Log: log, Config: c}, nil
 }
 
 // Close closes the connections.

@@ -198,16 +198,16 @@ func (b *Bus) Close() {
 	b.NC.Close()
 }
 
-// subject maps a contract subject into the namespace.
-func (b *Bus) subject(s string) string {
+// Subject maps a contract subject into the namespace.
+func (b *Bus) Subject(s string) string {
 	if b.opts.Namespace == "" {
 		return s
 	}
 	return b.opts.Namespace + "." + s
 }
 
-// unsubject maps a namespaced subject back to the contract subject.
-func (b *Bus) unsubject(s string) string {
+// Unsubject maps a namespaced subject back to the contract subject.
+func (b *Bus) Unsubject(s string) string {
 	if b.opts.Namespace == "" {
 		return s
 	}
@@ -240,7 +240,7 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 	for _, s := range messages.Streams {
 		subjects := make([]string, len(s.Subjects))
 		for i, subj := range s.Subjects {
-			subjects[i] = b.subject(subj)
+			subjects[i] = b.Subject(subj)
 		}
 		cfg := jetstream.StreamConfig{
 			Name:        b.Stream(s.Name),
@@ -273,7 +273,7 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 func (b *Bus) EnsureConsumer(ctx context.Context, spec messages.ConsumerSpec) (jetstream.Consumer, error) {
 	cfg := jetstream.ConsumerConfig{
 		Durable:       spec.Name,
-		FilterSubject: b.subject(spec.FilterSubject),
+		FilterSubject: b.Subject(spec.FilterSubject),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       spec.AckWait,
 		// The consumer itself never gives up: the middleware dead-letters
@@ -319,7 +319,7 @@ func (b *Bus) Publish(ctx context.Context, subject string, m messages.Message) e
 
 // PublishRaw publishes data with the given message id.
 func (b *Bus) PublishRaw(ctx context.Context, subject, msgID string, data []byte) error {
-	msg := &nats.Msg{Subject: b.subject(subject), Data: data, Header: nats.Header{}}
+	msg := &nats.Msg{Subject: b.Subject(subject), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	err := retry(ctx, func() error {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -247,7 +247,7 @@ func (b *Bus) fetch(cons jetstream.Consumer, spec messages.ConsumerSpec, n int) 
 func (b *Bus) collect(batch jetstream.MessageBatch, consumer string) []*Delivery {
 	var out []*Delivery
 	for m := range batch.Messages() {
-		d := &Delivery{Subject: b.unsubject(m.Subject()), Data: m.Data(), Consumer: consumer, msg: m}
+		d := &Delivery{Subject: b.Unsubject(m.Subject()), Data: m.Data(), Consumer: consumer, msg: m}
 		if h := m.Headers(); h != nil {
 			d.MsgID = h.Get(jetstream.MsgIDHeader)
 		}

@@ -202,35 +202,17 @@ func (s *Store) RecordProposal(ctx context.Context, campaign string, p *Proposal
 		args = append(args, c.ID, c.Fingerprint)
 	}
 	keys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign), s.poolKey(campaign, p.Island, "rejects")}
-	res, err := scriptPropose.Run(ctx, s.rdb, keys, args...).Slice()
-	if err != nil {
+	if err := scriptPropose.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
 		return nil, fmt.Errorf("store: record proposal %s generation %d: %w", campaign, p.Generation, err)
-	}
-	accepted := make(map[string]bool, len(res))
-	for _, v := range res[1:] {
-		if id, ok := v.(string); ok {
-			accepted[id] = true
-		}
 	}
 	// A repeated call must publish what the first call stored, not what
 	// this (possibly different) proposal holds.
-	stored, err := s.rdb.HGet(ctx, s.gensKey(campaign), strconv.Itoa(p.Generation)+":proposal").Bytes()
-	var cands []*messages.Candidate
-	switch {
-	case errors.Is(err, redis.Nil):
-		// Completed and cleaned up already: nothing left to publish.
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("store: read proposal: %w", err)
+	out, err := s.StoredProposal(ctx, campaign, p.Generation)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(stored, &cands); err != nil {
-		return nil, fmt.Errorf("store: stored proposal: %w", err)
-	}
-	out := cands[:0]
-	for _, c := range cands {
-		if accepted[c.ID] {
-			out = append(out, c)
-		}
+	if out == nil {
+		return nil, fmt.Errorf("store: proposal of %s generation %d not recorded", campaign, p.Generation)
 	}
 	return out, nil
 }
@@ -583,4 +565,76 @@ func (s *Store) GenerationMemorization(ctx context.Context, campaign string) (ma
 		out[g] = c
 	}
 	return out, nil
+}
+
+// StoredProposal returns the candidates a generation published (after
+// deduplication) if its proposal was recorded, or nil.
+func (s *Store) StoredProposal(ctx context.Context, campaign string, g int) ([]*messages.Candidate, error) {
+	vals, err := s.rdb.HMGet(ctx, s.gensKey(campaign), strconv.Itoa(g)+":accepted", strconv.Itoa(g)+":proposal").Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: proposal of %s generation %d: %w", campaign, g, err)
+	}
+	acc, ok1 := vals[0].(string)
+	prop, ok2 := vals[1].(string)
+	if !ok1 {
+		return nil, nil
+	}
+	out := []*messages.Candidate{}
+	if !ok2 {
+		return out, nil // empty, or completed and cleaned up
+	}
+	var ids []any
+	if err := json.Unmarshal([]byte(acc), &ids); err != nil {
+		return nil, fmt.Errorf("store: accepted ids: %w", err)
+	}
+	accepted := map[string]bool{}
+	for _, v := range ids[1:] {
+		if id, ok := v.(string); ok {
+			accepted[id] = true
+		}
+	}
+	var cands []*messages.Candidate
+	if err := json.Unmarshal([]byte(prop), &cands); err != nil {
+		return nil, fmt.Errorf("store: stored proposal: %w", err)
+	}
+	for _, c := range cands {
+		if accepted[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CompositionCounts returns the number of evaluations per reduced formula.
+func (s *Store) CompositionCounts(ctx context.Context, campaign string) (map[string]int, error) {
+	comps, err := s.Compositions(ctx, campaign)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(comps))
+	for f, c := range comps {
+		out[f] = c.Queries
+	}
+	return out, nil
+}
+
+// SetEpisodeStats stores the statistics the reflector computed for an
+// episode (the first value stays).
+func (s *Store) SetEpisodeStats(ctx context.Context, campaign string, episode int, stats []byte) error {
+	return scriptEpisodeStats.Run(ctx, s.rdb, []string{s.stateKey(campaign)}, episode, string(stats)).Err()
+}
+
+// EpisodeStats returns the stored statistics of an episode, or nil.
+func (s *Store) EpisodeStats(ctx context.Context, campaign string, episode int) ([]byte, error) {
+	b, err := s.rdb.HGet(ctx, s.stateKey(campaign), "ep"+strconv.Itoa(episode)+"_stats").Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// Seen reports whether a structure fingerprint was already proposed in the
+// campaign.
+func (s *Store) Seen(ctx context.Context, campaign, fingerprint string) (bool, error) {
+	return s.rdb.HExists(ctx, s.seenKey(campaign), fingerprint).Result()
 }

@@ -28,6 +28,9 @@ type Experience struct {
 	Kind string `json:"kind"`
 	// Campaigns that contributed to it.
 	Campaigns []string `json:"campaigns,omitempty"`
+	// Evidence splits Support by campaign, so a later episode replaces its
+	// campaign's share instead of adding to it again.
+	Evidence map[string]int `json:"evidence,omitempty"`
 }
 
 // ExperienceOp is one edit of a bank's experiences.
@@ -37,13 +40,16 @@ type ExperienceOp struct {
 }
 
 // ApplyReflection adds a reflection, its directives and experience edits to
-// a bank, once per reflection id.
-func (s *Store) ApplyReflection(ctx context.Context, bank, id string, r *messages.Reflection, ops []ExperienceOp) (bool, error) {
+// a bank and removes the directives it revokes, once per reflection id.
+func (s *Store) ApplyReflection(ctx context.Context, bank, id string, r *messages.Reflection, revoke []messages.Directive, ops []ExperienceOp) (bool, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return false, err
 	}
-	args := []any{id, string(data), MaxReflectionsKept, len(r.Directives)}
+	args := []any{id, string(data), MaxReflectionsKept, len(r.Directives) + len(revoke)}
+	for _, d := range revoke {
+		args = append(args, d.Key(), "")
+	}
 	for _, d := range r.Directives {
 		b, _ := json.Marshal(d)
 		args = append(args, d.Key(), string(b))

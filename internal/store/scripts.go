@@ -209,6 +209,13 @@ redis.call('HSET', st, 'episode', e + 1)
 return 1
 `)
 
+// scriptEpisodeStats stores an episode's statistics once. KEYS: state.
+// ARGV: episode, JSON.
+var scriptEpisodeStats = redis.NewScript(luaPrelude + `
+redis.call('HSETNX', st, 'ep' .. ARGV[1] .. '_stats', ARGV[2])
+return 1
+`)
+
 // scriptDiscovery counts a discovery once. KEYS: state, discoveries set.
 var scriptDiscovery = redis.NewScript(luaPrelude + `
 if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
@@ -220,14 +227,18 @@ return num('discoveries')
 // scriptMemory applies one reflection to a memory bank, once per id.
 // KEYS: reflections list, directives hash, experiences hash, applied set.
 // ARGV: id, reflection JSON, max reflections kept, directive count D, D
-// key/JSON pairs, then experience operations as op/key/JSON triples
-// ("put" adds or replaces, "del" deletes).
+// key/JSON pairs (an empty JSON deletes the directive), then experience
+// operations as op/key/JSON triples ("put" adds or replaces, "del"
+// deletes).
 var scriptMemory = redis.NewScript(`
 if redis.call('SADD', KEYS[4], ARGV[1]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[1], ARGV[2])
 redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
 local d = tonumber(ARGV[4])
-for i = 5, 4 + 2 * d, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i+1]) end
+for i = 5, 4 + 2 * d, 2 do
+  if ARGV[i+1] == '' then redis.call('HDEL', KEYS[2], ARGV[i])
+  else redis.call('HSET', KEYS[2], ARGV[i], ARGV[i+1]) end
+end
 for i = 5 + 2 * d, #ARGV, 3 do
   if ARGV[i] == 'del' then redis.call('HDEL', KEYS[3], ARGV[i+1])
   else redis.call('HSET', KEYS[3], ARGV[i+1], ARGV[i+2]) end

@@ -244,7 +244,7 @@ func TestMemoryBank(t *testing.T) {
 		Directives: []messages.Directive{{Kind: messages.DirectiveCapComposition, Formula: "NaCl3", Limit: 0, Reason: "never neutral"}}}
 	ops := []ExperienceOp{{Experience: Experience{Key: "comp:NaCl3", Text: "NaCl3 is never charge neutral", Support: 4, Kind: "composition"}}}
 	for i := 0; i < 2; i++ {
-		applied, err := s.ApplyReflection(ctx, "task-x", "m1/0", r, ops)
+		applied, err := s.ApplyReflection(ctx, "task-x", "m1/0", r, nil, ops)
 		if err != nil || applied != (i == 0) {
 			t.Fatalf("apply %d: %v %v", i, applied, err)
 		}
@@ -255,10 +255,15 @@ func TestMemoryBank(t *testing.T) {
 	if len(refl) != 1 || len(dirs) != 1 || len(exps) != 1 || dirs[0].Formula != "NaCl3" {
 		t.Fatalf("bank: %v %v %v", refl, dirs, exps)
 	}
-	if _, err := s.ApplyReflection(ctx, "task-x", "m1/1", r, []ExperienceOp{{Delete: true, Experience: Experience{Key: "comp:NaCl3"}}}); err != nil {
+	r2 := *r
+	r2.Directives = nil
+	if _, err := s.ApplyReflection(ctx, "task-x", "m1/1", &r2, r.Directives, []ExperienceOp{{Delete: true, Experience: Experience{Key: "comp:NaCl3"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if exps, _ = s.Experiences(ctx, "task-x"); len(exps) != 0 {
 		t.Fatalf("experience not deleted: %v", exps)
+	}
+	if dirs, _ = s.Directives(ctx, "task-x"); len(dirs) != 0 {
+		t.Fatalf("directive not revoked: %v", dirs)
 	}
 }

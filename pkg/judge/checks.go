@@ -58,7 +58,7 @@ func reasonText(r messages.Reason) string {
 }
 
 // oxidationStates writes "Li+1 P+5 O-2", elements in symbol order.
-func oxidationStates(m map[string]int) string {
+func oxidationStates(m map[string]float64) string {
 	syms := make([]string, 0, len(m))
 	for s := range m {
 		syms = append(syms, s)
@@ -66,7 +66,10 @@ func oxidationStates(m map[string]int) string {
 	sort.Strings(syms)
 	parts := make([]string, len(syms))
 	for i, s := range syms {
-		parts[i] = fmt.Sprintf("%s%+d", s, m[s])
+		parts[i] = s + strconv.FormatFloat(m[s], 'g', 4, 64)
+		if m[s] > 0 {
+			parts[i] = s + "+" + strconv.FormatFloat(m[s], 'g', 4, 64)
+		}
 	}
 	return strings.Join(parts, " ")
 }

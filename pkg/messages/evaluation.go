@@ -48,8 +48,12 @@ type Evaluation struct {
 	// reasons say why and the properties may be absent.
 	Valid   bool     `json:"valid"`
 	Reasons []Reason `json:"reasons,omitempty"`
-	// OxidationStates found for charge neutrality.
-	OxidationStates map[string]int           `json:"oxidation_states,omitempty"`
+	// Warnings say what could not be evaluated for a valid candidate
+	// (stability of a system without reference phases, say).
+	Warnings []Reason `json:"warnings,omitempty"`
+	// OxidationStates found for charge neutrality (the mean state per
+	// element; fractional only for mixed valence).
+	OxidationStates map[string]float64       `json:"oxidation_states,omitempty"`
 	Properties      map[string]PropertyValue `json:"properties,omitempty"`
 	// EAboveHull is the energy above the convex hull of the reference
 	// phases and the campaign's stable finds (eV/atom); negative below it.

@@ -210,3 +210,14 @@ func unitOf(name string) string {
 	}
 	return p.Unit
 }
+
+// Formulas returns the reduced formula of every formation-energy entry, in
+// table order: the known compounds with reference phases (seed materials
+// are chosen from them).
+func (db *DB) Formulas() []string {
+	out := make([]string, len(db.entries))
+	for i, e := range db.entries {
+		out[i] = e.Composition.ReducedFormula()
+	}
+	return out
+}

@@ -1,0 +1,27 @@
+// Command reflector records evaluations into island pools and campaign
+// counters, requests the next generations, writes each episode's reflection
+// into the memory bank and finishes campaigns. Run any number of replicas.
+package main
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sci/crucible/internal/app"
+	"github.com/crucible-sci/crucible/internal/service/reflector"
+)
+
+func main() {
+	var cfg reflector.Config
+	app.Exit(app.Main("reflector", "Crucible reflector: island pools, counters, generations, reflections",
+		"The reflector consumes evaluations (durable consumer \"reflector\" on EVALUATIONS), updates Redis atomically and idempotently, requests generations, reflects at the end of each episode and completes campaigns.",
+		func(cmd *cobra.Command) {
+			cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", app.EnvInt("CRUCIBLE_REFLECTOR_CONCURRENCY", 16), "evaluations handled at once [CRUCIBLE_REFLECTOR_CONCURRENCY]")
+		},
+		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
+			cfg.DrainTimeout = in.Config.DrainTimeout
+			return reflector.New(in.Bus, in.Store, in.Log, cfg), reflector.Collectors(), nil
+		}))
+}

@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crucible-sci/crucible/internal/app"
+	"github.com/crucible-sci/crucible/internal/datadir"
+	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/service/proposer"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+func init() { register(newLocalCmd) }
+
+// campaignFlags are the flags that shape a campaign, shared by local and
+// submit.
+type campaignFlags struct {
+	taskName, taskFile, specFile string
+	id                           string
+	budget, islands, batch       int
+	episodes, topK               int
+	seed                         uint64
+	generator, model             string
+	temperature, threshold       float64
+}
+
+func (f *campaignFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.taskName, "task", "", "built-in task by name (see \"crucible tasks\"), case-insensitive")
+	fl.StringVar(&f.taskFile, "task-file", "", "task file: a CSV row in LLEMA's format (Task,Goal,Properties) or YAML/JSON")
+	fl.StringVar(&f.specFile, "spec", "", "campaign spec file (YAML or JSON, the fields of a campaign with its task inline)")
+	fl.StringVar(&f.id, "id", "", "campaign id (default: derived from the task and a random suffix)")
+	fl.IntVar(&f.budget, "budget", 0, "oracle evaluations of proposed candidates")
+	fl.IntVar(&f.islands, "islands", 0, "islands (default 5)")
+	fl.IntVar(&f.batch, "batch-size", 0, "candidates per generation, LLEMA's b (default 2)")
+	fl.IntVar(&f.episodes, "episodes", 0, "episodes the budget is split into, with a reflection after each (default 1)")
+	fl.IntVar(&f.topK, "top-k", 0, "demonstrations from each island pool (default 2)")
+	fl.Uint64Var(&f.seed, "seed", 0, "random seed of the campaign (default: random)")
+	fl.StringVar(&f.generator, "generator", "", "evolve (default) or llm")
+	fl.StringVar(&f.model, "model", "", "LLM model for --generator llm")
+	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
+	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
+}
+
+// spec assembles the campaign: a spec file, then a task, then flags.
+func (f *campaignFlags) spec() (*messages.CampaignSpec, error) {
+	spec := &messages.CampaignSpec{}
+	if f.specFile != "" {
+		data, err := os.ReadFile(f.specFile)
+		if err != nil {
+			return nil, err
+		}
+		js, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.specFile, err)
+		}
+		if err := json.Unmarshal(js, spec); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.specFile, err)
+		}
+	}
+	switch {
+	case f.taskName != "" && f.taskFile != "":
+		return nil, errors.New("--task and --task-file: give one")
+	case f.taskName != "":
+		t, err := task.ByName(f.taskName)
+		if err != nil {
+			return nil, err
+		}
+		spec.Task = t
+	case f.taskFile != "":
+		tasks, issues, err := task.LoadFile(f.taskFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, is := range issues {
+			fmt.Fprintln(os.Stderr, "warning:", is)
+		}
+		if len(tasks) != 1 {
+			return nil, fmt.Errorf("%s holds %d tasks; a campaign needs one", f.taskFile, len(tasks))
+		}
+		spec.Task = tasks[0]
+	case spec.Task.Name == "":
+		return nil, errors.New("no task: give --task NAME, --task-file FILE or --spec FILE")
+	}
+	set := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&spec.Budget, f.budget)
+	set(&spec.Islands, f.islands)
+	set(&spec.BatchSize, f.batch)
+	set(&spec.Episodes, f.episodes)
+	set(&spec.TopK, f.topK)
+	if f.id != "" {
+		spec.ID = f.id
+	}
+	if f.generator != "" {
+		spec.Generator.Kind = f.generator
+	}
+	if f.model != "" {
+		spec.Generator.Model = f.model
+	}
+	if f.temperature != 0 {
+		spec.Generator.Temperature = f.temperature
+	}
+	if f.threshold != 0 {
+		spec.StabilityThreshold = f.threshold
+	}
+	if f.seed != 0 {
+		spec.Seed = f.seed
+	}
+	if spec.Seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		for _, x := range b {
+			spec.Seed = spec.Seed<<8 | uint64(x)
+		}
+	}
+	if spec.ID == "" {
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		slug := messages.MemoryContextOf(spec.Task.Name)[len("task-"):]
+		if len(slug) > 40 {
+			slug = slug[:40]
+		}
+		spec.ID = slug + "-" + hex.EncodeToString(b[:])
+	}
+	if spec.Budget == 0 {
+		return nil, errors.New("no budget: give --budget N")
+	}
+	spec.ApplyDefaults()
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+func newLocalCmd() *cobra.Command {
+	var (
+		cf                campaignFlags
+		out, data         string
+		natsURL, redisURL string
+		evaluators        int
+		delay, timeout    time.Duration
+		baseline, asJSON  bool
+		quiet, verbose    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "local --task NAME --budget N [--out DIR]",
+		Short: "Run a campaign on this machine: all four services, embedded NATS and Redis",
+		Long: `local runs a whole Crucible installation in this process — proposer,
+evaluators, reflector and judge, with an embedded NATS server (JetStream on
+disk, random port) and an embedded Redis-protocol server — submits one
+campaign, shows its progress and writes its results to DIR:
+
+  evaluations.jsonl      one evaluation per line, with its candidate id
+  seeds.jsonl            the evaluated seed materials
+  discoveries.jsonl      the judge's accepted discoveries, with evidence
+  discoveries/<id>.cif   their structures
+  verdicts.jsonl         the judge's rejections, with reasons
+  reflections.jsonl      the reflector's lessons and directives
+  summary.json           evaluated, hits, stable, discoveries, hit_rate,
+                         stability_rate, memorization_rate,
+                         unique_compositions, pareto_front, wall_seconds, …
+
+With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
+real servers instead. Data (CGCNN checkpoints, reference tables) comes from
+--data, CRUCIBLE_DATA, ../shared when present, or the user cache (fill it
+with "crucible data pull").`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := cf.spec()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			if data == "" {
+				if data, err = datadir.Find(); err != nil {
+					return err
+				}
+			}
+			if out == "" {
+				out = filepath.Join("crucible-out", spec.ID)
+			}
+			log := zap.NewNop()
+			if verbose {
+				if log, err = app.Logger("info", "console"); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			stderr := cmd.ErrOrStderr()
+			if !quiet {
+				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
+			}
+			_, oracle, err := wire.Oracle(data, 0)
+			if err != nil {
+				return err
+			}
+			db, err := wire.Reference(data)
+			if err != nil {
+				return err
+			}
+			opts := local.Options{
+				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
+			}
+			opts.Evaluator.Delay = delay
+			opts.Proposer = func(s *store.Store) proposer.Config {
+				return wire.Proposer(db, s, wire.ProposerOptions{Baseline: baseline})
+			}
+			st, err := local.Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if !quiet {
+				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
+					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
+			}
+			progress := progressPrinter(stderr, quiet)
+			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout})
+			if !quiet {
+				fmt.Fprintln(stderr)
+			}
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(w).Encode(res.Summary)
+			}
+			local.PrintSummary(w, res.Summary)
+			fmt.Fprintf(w, "  results in %s\n", out)
+			return nil
+		},
+	}
+	cf.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>)")
+	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
+	f.StringVar(&natsURL, "nats", os.Getenv("CRUCIBLE_NATS_URL"), "use this NATS server instead of an embedded one [CRUCIBLE_NATS_URL]")
+	f.StringVar(&redisURL, "redis", os.Getenv("CRUCIBLE_REDIS_URL"), "use this Redis server instead of an embedded one [CRUCIBLE_REDIS_URL]")
+	f.IntVar(&evaluators, "evaluators", 1, "evaluator replicas")
+	f.DurationVar(&delay, "oracle-delay", 0, "artificial oracle cost per candidate (benchmarks)")
+	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
+	f.BoolVar(&baseline, "random-baseline", false, "propose with the random-substitution baseline instead of evolve")
+	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
+	return cmd
+}
+
+func generatorLabel(spec *messages.CampaignSpec, baseline bool) string {
+	if baseline && spec.Generator.Kind == messages.GeneratorEvolve {
+		return "random-substitution baseline"
+	}
+	return spec.Generator.Kind
+}
+
+// progressPrinter redraws one line on a terminal and prints a line every
+// tenth of the budget otherwise.
+func progressPrinter(w io.Writer, quiet bool) func(local.Progress) {
+	if quiet {
+		return nil
+	}
+	tty := isTerminal(w)
+	lastDecile := -1
+	return func(p local.Progress) {
+		if tty {
+			fmt.Fprintf(w, "\r%s\033[K", local.ProgressLine(p, 30))
+			return
+		}
+		if p.Budget == 0 {
+			return
+		}
+		if d := 10 * p.Evaluated / p.Budget; d > lastDecile {
+			lastDecile = d
+			fmt.Fprintln(w, local.ProgressLine(p, 0))
+		}
+	}
+}

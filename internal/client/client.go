@@ -1,0 +1,145 @@
+// Package client is what the crucible CLI uses to talk to an installation:
+// submit campaigns, follow their status and discoveries, and read their
+// results back from the streams and the store.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Client reads and writes an installation.
+type Client struct {
+	Bus   *bus.Bus
+	Store *store.Store
+}
+
+// Submit fills the spec's defaults, validates it and publishes it. The
+// proposer answers with a status event (running, or rejected with why).
+func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error {
+	spec.ApplyDefaults()
+	if spec.SubmittedAt.IsZero() {
+		spec.SubmittedAt = time.Now().UTC()
+	}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	if u := spec.Task.Unsupported(); len(u) > 0 {
+		return fmt.Errorf("task %q constrains properties no oracle in Crucible provides: %v", spec.Task.Name, u)
+	}
+	return c.Bus.Publish(ctx, messages.Subject(messages.SubjectSubmit, spec.ID), spec)
+}
+
+// Follow reads the messages of a stream whose subject matches filter, from
+// the first, calling fn for each until fn returns done, an error, or ctx
+// ends. With stopAtEnd it returns once it has read every message the
+// stream held when it started.
+func (c *Client) Follow(ctx context.Context, stream, filter string, stopAtEnd bool, fn func(subject string, data []byte) (done bool, err error)) error {
+	streamName := c.Bus.Stream(stream)
+	st, err := c.Bus.JS.Stream(ctx, streamName)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", streamName, err)
+	}
+	var last uint64
+	if stopAtEnd {
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		last = info.State.LastSeq
+		if info.State.Msgs == 0 {
+			return nil
+		}
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.Bus.Subject(filter)}})
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", filter, err)
+	}
+	for ctx.Err() == nil {
+		msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				break
+			}
+			if stopAtEnd && (errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+				return nil // nothing more matches the filter
+			}
+			continue
+		}
+		done, ferr := fn(c.Bus.Unsubject(msg.Subject()), msg.Data())
+		if ferr != nil {
+			return ferr
+		}
+		if done {
+			return nil
+		}
+		if stopAtEnd {
+			if md, err := msg.Metadata(); err == nil && md.Sequence.Stream >= last {
+				return nil
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// WaitDone waits for a campaign's final status (completed, exhausted or
+// rejected).
+func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Status, error) {
+	var final *messages.Status
+	err := c.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, campaign), false, func(_ string, data []byte) (bool, error) {
+		var s messages.Status
+		if err := messages.Decode(data, &s); err != nil {
+			return false, nil // not ours to judge; the dead letters have it
+		}
+		switch s.State {
+		case messages.StateCompleted, messages.StateExhausted, messages.StateRejected:
+			final = &s
+			return true, nil
+		}
+		return false, nil
+	})
+	if final != nil {
+		return final, nil
+	}
+	return nil, err
+}
+
+// ConsumerIdle reports whether a durable consumer has delivered and had
+// acknowledged every message (the judge has caught up, say).
+func (c *Client) ConsumerIdle(ctx context.Context, name string) (bool, error) {
+	spec, err := messages.ConsumerByName(name)
+	if err != nil {
+		return false, err
+	}
+	cons, err := c.Bus.JS.Consumer(ctx, c.Bus.Stream(spec.Stream), spec.Name)
+	if err != nil {
+		return false, err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	return info.NumPending == 0 && info.NumAckPending == 0 && info.NumRedelivered == 0, nil
+}
+
+// Campaign returns a campaign's spec and state.
+func (c *Client) Campaign(ctx context.Context, campaign string) (*messages.CampaignSpec, *store.State, error) {
+	spec, err := c.Store.Spec(ctx, campaign)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := c.Store.State(ctx, campaign)
+	if err != nil {
+		return nil, nil, err
+	}
+	return spec, st, nil
+}

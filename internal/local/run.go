@@ -1,0 +1,285 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/client"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Progress is a snapshot of a running campaign for a progress display.
+type Progress struct {
+	Budget, Evaluated, Hits, Stable, Discoveries int
+	Elapsed                                      time.Duration
+}
+
+// Result is what a finished local campaign produced.
+type Result struct {
+	Status      *messages.Status
+	Summary     *messages.Summary
+	Evaluations []*messages.Evaluation // proposed candidates, in stream order
+	Seeds       []*messages.Evaluation
+	Discoveries []*messages.Verdict
+	Verdicts    []*messages.Verdict // rejected by the judge
+	Reflections []*messages.Reflection
+}
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Out is the directory the results are written to ("" = none).
+	Out string
+	// OnProgress is called about twice a second while the campaign runs.
+	OnProgress func(Progress)
+	// Timeout bounds the whole campaign (0 = none).
+	Timeout time.Duration
+}
+
+// Run submits spec to the stack, waits for the campaign to finish and for
+// the judge to catch up, and collects (and writes) its results.
+func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOptions) (*Result, error) {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	cl := &client.Client{Bus: s.Bus, Store: s.Store}
+	if err := cl.Submit(ctx, spec); err != nil {
+		return nil, err
+	}
+	stopProgress := make(chan struct{})
+	var wg sync.WaitGroup
+	if o.OnProgress != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(500 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopProgress:
+					return
+				case <-t.C:
+					if st, err := s.Store.State(ctx, spec.ID); err == nil {
+						o.OnProgress(Progress{Budget: spec.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
+							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries, Elapsed: time.Since(start)})
+					}
+				}
+			}
+		}()
+	}
+	status, err := cl.WaitDone(ctx, spec.ID)
+	if err == nil && status == nil {
+		err = fmt.Errorf("campaign %s: no final status", spec.ID)
+	}
+	if err == nil && status.State == messages.StateRejected {
+		err = fmt.Errorf("campaign %s rejected: %s", spec.ID, status.Message)
+	}
+	if err == nil {
+		err = waitIdle(ctx, cl, messages.ConsumerJudge)
+	}
+	close(stopProgress)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Status: status, Summary: status.Summary}
+	if err := collect(ctx, cl, spec.ID, res); err != nil {
+		return nil, err
+	}
+	// The judge counts discoveries after the final status was sent: take
+	// the count from the collected events.
+	if res.Summary != nil {
+		res.Summary.Discoveries = len(res.Discoveries)
+		res.Summary.WallSeconds = time.Since(start).Seconds()
+		if o.OnProgress != nil {
+			o.OnProgress(Progress{Budget: spec.Budget, Evaluated: res.Summary.Evaluated, Hits: res.Summary.Hits,
+				Stable: res.Summary.StableHits, Discoveries: res.Summary.Discoveries, Elapsed: time.Since(start)})
+		}
+	}
+	if o.Out != "" {
+		if err := Write(o.Out, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// waitIdle waits until a durable consumer has nothing pending.
+func waitIdle(ctx context.Context, cl *client.Client, consumer string) error {
+	for {
+		idle, err := cl.ConsumerIdle(ctx, consumer)
+		if err == nil && idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the %s to catch up: %w", consumer, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// collect reads a campaign's evaluations, verdicts and reflections back
+// from the streams.
+func collect(ctx context.Context, cl *client.Client, campaign string, res *Result) error {
+	err := cl.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
+		var ev messages.Evaluation
+		if err := messages.Decode(data, &ev); err != nil {
+			return false, fmt.Errorf("evaluation in the stream: %w", err)
+		}
+		if ev.Candidate.Seed {
+			res.Seeds = append(res.Seeds, &ev)
+		} else {
+			res.Evaluations = append(res.Evaluations, &ev)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, subj := range []string{messages.SubjectDiscoveries, messages.SubjectVerdicts} {
+		err := cl.Follow(ctx, messages.StreamDiscoveries, messages.Subject(subj, campaign), true, func(_ string, data []byte) (bool, error) {
+			var v messages.Verdict
+			if err := messages.Decode(data, &v); err != nil {
+				return false, fmt.Errorf("verdict in the stream: %w", err)
+			}
+			if v.Accepted {
+				res.Discoveries = append(res.Discoveries, &v)
+			} else {
+				res.Verdicts = append(res.Verdicts, &v)
+			}
+			return false, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectReflections, campaign), true, func(_ string, data []byte) (bool, error) {
+		var r messages.Reflection
+		if err := messages.Decode(data, &r); err == nil {
+			res.Reflections = append(res.Reflections, &r)
+		}
+		return false, nil
+	})
+}
+
+// Write stores a result in dir: evaluations.jsonl (one evaluation per
+// line, with its candidate id), seeds.jsonl, discoveries.jsonl,
+// discoveries/<id>.cif, reflections.jsonl and summary.json.
+func Write(dir string, res *Result) error {
+	if err := os.MkdirAll(filepath.Join(dir, "discoveries"), 0o755); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(dir, "evaluations.jsonl"), res.Evaluations); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(dir, "seeds.jsonl"), res.Seeds); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(dir, "discoveries.jsonl"), res.Discoveries); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(dir, "verdicts.jsonl"), res.Verdicts); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(dir, "reflections.jsonl"), res.Reflections); err != nil {
+		return err
+	}
+	for _, d := range res.Discoveries {
+		if err := WriteCIF(filepath.Join(dir, "discoveries", d.ID+".cif"), d.Evaluation.Candidate.Structure); err != nil {
+			return fmt.Errorf("discovery %s: %w", d.ID, err)
+		}
+	}
+	if res.Summary != nil {
+		data, err := json.MarshalIndent(res.Summary, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "summary.json"), append(data, '\n'), 0o644)
+	}
+	return nil
+}
+
+func writeJSONL[T any](path string, items []T) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// WriteCIF writes a wire structure as a P1 CIF.
+func WriteCIF(path string, st messages.Structure) error {
+	s, err := st.Crystal()
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := crystal.WriteCIF(f, s); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ProgressLine renders a progress snapshot as one line, with a bar when
+// width > 0.
+func ProgressLine(p Progress, width int) string {
+	var b strings.Builder
+	if width > 0 && p.Budget > 0 {
+		filled := min(width, p.Evaluated*width/p.Budget)
+		b.WriteString("[")
+		b.WriteString(strings.Repeat("#", filled))
+		b.WriteString(strings.Repeat(".", width-filled))
+		b.WriteString("] ")
+	}
+	rate := 0.0
+	if s := p.Elapsed.Seconds(); s > 0 {
+		rate = float64(p.Evaluated) / s
+	}
+	fmt.Fprintf(&b, "%d/%d evaluated · %d hits · %d stable · %d discoveries · %.1f eval/s",
+		p.Evaluated, p.Budget, p.Hits, p.Stable, p.Discoveries, rate)
+	return b.String()
+}
+
+// PrintSummary writes a human-readable summary.
+func PrintSummary(w io.Writer, s *messages.Summary) {
+	fmt.Fprintf(w, "campaign %s (%s, generator %s): %s\n", s.Campaign, s.Task, s.Generator, s.State)
+	fmt.Fprintf(w, "  evaluated %d · hits %d (%.1f%%) · stable hits %d (%.1f%%) · discoveries %d\n",
+		s.Evaluated, s.Hits, 100*s.HitRate, s.StableHits, 100*s.StabilityRate, s.Discoveries)
+	fmt.Fprintf(w, "  memorisation %.1f%% · unique compositions %d · mean E_hull %.3f eV/atom · SDE %.3f · AUDC %.3f\n",
+		100*s.MemorizationRate, s.UniqueCompositions, s.MeanEAboveHull, s.SDE, s.AUDC)
+	if len(s.ParetoFront) > 0 {
+		names := make([]string, 0, len(s.ParetoFront))
+		for _, p := range s.ParetoFront {
+			names = append(names, p.Formula)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "  Pareto front: %s\n", strings.Join(names, ", "))
+	}
+	if s.LLMCalls > 0 {
+		fmt.Fprintf(w, "  LLM: %d calls, %d prompt + %d completion tokens\n", s.LLMCalls, s.PromptTokens, s.CompletionTokens)
+	}
+	fmt.Fprintf(w, "  %.1f s\n", s.WallSeconds)
+}

@@ -1,0 +1,210 @@
+// Package local runs a whole Crucible installation in one process: NATS
+// with JetStream and a Redis-protocol server (embedded, or real ones), the
+// four services as goroutines, and a client that submits a campaign and
+// collects its results. `crucible local`, the end-to-end tests and the
+// pipeline benchmark use it.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/embed"
+	"github.com/crucible-sci/crucible/internal/service/evaluator"
+	"github.com/crucible-sci/crucible/internal/service/judge"
+	"github.com/crucible-sci/crucible/internal/service/proposer"
+	"github.com/crucible-sci/crucible/internal/service/reflector"
+	"github.com/crucible-sci/crucible/internal/store"
+)
+
+// Options configure a local stack.
+type Options struct {
+	// NATSURL and RedisURL select real servers; empty starts embedded ones.
+	NATSURL, RedisURL string
+	// JetStreamDir stores the embedded server's streams ("" = temporary).
+	JetStreamDir string
+	// Namespace isolates the stack on shared servers.
+	Namespace string
+	// MemoryStreams keeps streams in memory (tests on a real server).
+	MemoryStreams bool
+
+	// Proposer builds the proposer's configuration once the store is
+	// open (its generators read the store).
+	Proposer  func(*store.Store) proposer.Config
+	Evaluator evaluator.Config
+	Reflector reflector.Config
+	Judge     judge.Config
+	// Oracle is shared by the evaluator replicas.
+	Oracle evaluator.Oracle
+	// Evaluators is the number of evaluator replicas (default 1).
+	Evaluators int
+	// NoServices starts only the infrastructure (a client-only stack).
+	NoServices bool
+	Log        *zap.Logger
+}
+
+// Stack is a running local installation.
+type Stack struct {
+	Bus   *bus.Bus
+	Store *store.Store
+	Log   *zap.Logger
+
+	opts  Options
+	nats  *embed.NATS
+	redis *embed.Redis
+
+	mu       sync.Mutex
+	services map[string]*running
+	seq      int
+}
+
+type running struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start starts the servers (unless real ones are given), connects, and
+// starts one proposer, opts.Evaluators evaluators, one reflector and one
+// judge.
+func Start(ctx context.Context, opts Options) (st *Stack, err error) {
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Evaluators < 1 {
+		opts.Evaluators = 1
+	}
+	s := &Stack{opts: opts, Log: opts.Log, services: map[string]*running{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	natsURL, redisURL := opts.NATSURL, opts.RedisURL
+	if natsURL == "" {
+		if s.nats, err = embed.StartNATS(opts.JetStreamDir); err != nil {
+			return nil, err
+		}
+		natsURL = s.nats.URL()
+	}
+	if redisURL == "" {
+		if s.redis, err = embed.StartRedis(); err != nil {
+			return nil, err
+		}
+		redisURL = s.redis.URL()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if s.Bus, err = bus.Connect(cctx, bus.Options{URL: natsURL, Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log}); err != nil {
+		return nil, err
+	}
+	if err = s.Bus.EnsureStreams(cctx); err != nil {
+		return nil, err
+	}
+	if s.Store, err = store.Open(cctx, store.Options{URL: redisURL, Namespace: opts.Namespace}); err != nil {
+		return nil, err
+	}
+	if opts.NoServices {
+		return s, nil
+	}
+	s.StartService("proposer")
+	for i := 0; i < opts.Evaluators; i++ {
+		s.StartService("evaluator")
+	}
+	s.StartService("reflector")
+	s.StartService("judge")
+	return s, nil
+}
+
+// StartService starts one more replica of a service ("proposer",
+// "evaluator", "reflector", "judge") and returns its name.
+func (s *Stack) StartService(kind string) string {
+	s.mu.Lock()
+	s.seq++
+	name := fmt.Sprintf("%s-%d", kind, s.seq)
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan error, 1)}
+	log := s.Log.With(zap.String("service", name))
+	var run func(context.Context) error
+	switch kind {
+	case "proposer":
+		var cfg proposer.Config
+		if s.opts.Proposer != nil {
+			cfg = s.opts.Proposer(s.Store)
+		}
+		run = proposer.New(s.Bus, s.Store, log, cfg).Run
+	case "evaluator":
+		cfg := s.opts.Evaluator
+		cfg.Name = name
+		run = evaluator.New(s.Bus, s.Store, s.opts.Oracle, log, cfg).Run
+	case "reflector":
+		run = reflector.New(s.Bus, s.Store, log, s.opts.Reflector).Run
+	case "judge":
+		run = judge.New(s.Bus, s.Store, log, s.opts.Judge).Run
+	default:
+		cancel()
+		r.done <- fmt.Errorf("unknown service %q", kind)
+		return name
+	}
+	go func() {
+		err := run(ctx)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("service stopped", zap.Error(err))
+		}
+		r.done <- err
+	}()
+	s.mu.Lock()
+	s.services[name] = r
+	s.mu.Unlock()
+	return name
+}
+
+// StopService stops a replica as SIGTERM would (it drains) and waits for
+// it.
+func (s *Stack) StopService(name string) error {
+	s.mu.Lock()
+	r, ok := s.services[name]
+	delete(s.services, name)
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no service %q", name)
+	}
+	r.cancel()
+	return <-r.done
+}
+
+// Services lists the running replicas.
+func (s *Stack) Services() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.services))
+	for name := range s.services {
+		out = append(out, name)
+	}
+	return out
+}
+
+// Close stops every service (draining), then the connections and servers.
+func (s *Stack) Close() {
+	for _, name := range s.Services() {
+		_ = s.StopService(name)
+	}
+	if s.Bus != nil {
+		s.Bus.Close()
+	}
+	if s.Store != nil {
+		_ = s.Store.Close()
+	}
+	if s.nats != nil {
+		s.nats.Shutdown()
+	}
+	if s.redis != nil {
+		s.redis.Close()
+	}
+}

@@ -1,0 +1,207 @@
+// Package control drives a campaign's generations, shared by the proposer
+// (which starts a campaign and replaces empty generations) and the
+// reflector (which requests the next generation when one completes, ends
+// episodes and finishes the campaign). Every step is keyed by a trigger or
+// a deterministic message id, so repeating it after a crash or a
+// redelivery changes nothing.
+package control
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflect"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// Control requests generations and publishes campaign status.
+type Control struct {
+	Bus   *bus.Bus
+	Store *store.Store
+	Log   *zap.Logger
+}
+
+// Request reserves a generation for trigger and publishes its request. It
+// reports false when the campaign needs no generation now.
+func (c *Control) Request(ctx context.Context, spec *messages.CampaignSpec, trigger string) (bool, error) {
+	g, ok, err := c.Store.RequestGeneration(ctx, spec.ID, trigger)
+	if err != nil || !ok {
+		return false, err
+	}
+	req := &messages.GenerationRequest{
+		Schema: messages.SchemaVersion, Campaign: spec.ID, Episode: g.Episode, Generation: g.Generation,
+		Slots: g.Slots, Trigger: trigger, RequestedAt: time.Now().UTC(),
+	}
+	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectPropose, spec.ID), req); err != nil {
+		return false, err
+	}
+	c.Log.Debug("generation requested", zap.String("campaign", spec.ID), zap.Int("generation", g.Generation),
+		zap.Int("episode", g.Episode), zap.Int("slots", g.Slots), zap.String("trigger", trigger))
+	return true, nil
+}
+
+// Start requests up to the campaign's MaxInFlight generations, with
+// triggers prefix/0, prefix/1, ….
+func (c *Control) Start(ctx context.Context, spec *messages.CampaignSpec, prefix string) error {
+	for k := 0; k < spec.MaxInFlight; k++ {
+		ok, err := c.Request(ctx, spec, fmt.Sprintf("%s/%d", prefix, k))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+	}
+	return nil
+}
+
+// Finish publishes the campaign's final status with its summary. Both the
+// reflector (budget spent) and the proposer (generator exhausted) may call
+// it; the message id makes the event unique.
+func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error {
+	sum, st, err := c.Summary(ctx, spec)
+	if err != nil {
+		return err
+	}
+	status := &messages.Status{
+		Schema: messages.SchemaVersion, Campaign: spec.ID, State: sum.State, Episode: st.Episode,
+		Counters: sum.Counters, Summary: sum, At: time.Now().UTC(),
+	}
+	if sum.State == messages.StateExhausted {
+		status.Message = fmt.Sprintf("the generator produced no new candidate in %d generations in a row; %d of %d evaluations done",
+			store.ExhaustionLimit, sum.Evaluated, spec.Budget)
+	}
+	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
+		return err
+	}
+	c.Log.Info("campaign finished", zap.String("campaign", spec.ID), zap.String("state", sum.State),
+		zap.Int("evaluated", sum.Evaluated), zap.Int("hits", sum.Hits), zap.Int("stable", sum.Stable))
+	return nil
+}
+
+// Summary computes a campaign's metrics from its state (LLEMA §3.2, MADE
+// §4.4).
+func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*messages.Summary, *store.State, error) {
+	st, err := c.Store.State(ctx, spec.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := &messages.Summary{
+		Campaign: spec.ID, Task: spec.Task.Name, Generator: spec.Generator.Kind, State: st.Status,
+		Counters: st.Counters, UniqueCompositions: st.Unique,
+	}
+	if sum.State == messages.StateRunning && st.Counters.Evaluated >= spec.Budget {
+		sum.State = messages.StateCompleted
+	}
+	if !st.Created.IsZero() {
+		sum.WallSeconds = time.Since(st.Created).Seconds()
+	}
+	n := float64(st.Counters.Evaluated)
+	if n > 0 {
+		sum.HitRate = float64(st.Counters.Hits) / n
+		sum.StabilityRate = float64(st.Counters.StableHits) / n
+		sum.MemorizationRate = float64(st.Counters.Known) / n
+	}
+	if st.EAboveHullN > 0 {
+		sum.MeanEAboveHull = st.EAboveHullSum / float64(st.EAboveHullN)
+	}
+	curve, err := c.Store.DiscoveryCurve(ctx, spec.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum.AUDC = reflect.AUDC(curve, spec.Budget)
+	sum.SDE = reflect.SDE(len(curve), spec.Budget)
+	tokens := float64(st.Counters.PromptTokens + st.Counters.CompletionTokens)
+	if tokens > 0 && st.Counters.Hits > 0 {
+		sum.TokensPerHit = tokens / float64(st.Counters.Hits)
+	}
+	if tokens > 0 && st.Counters.StableHits > 0 {
+		sum.TokensPerStable = tokens / float64(st.Counters.StableHits)
+	}
+	if sum.MemorizationByGeneration, err = c.memorization(ctx, spec.ID); err != nil {
+		return nil, nil, err
+	}
+	if sum.ParetoFront, err = c.pareto(ctx, spec); err != nil {
+		return nil, nil, err
+	}
+	return sum, st, nil
+}
+
+// memorizationBlocks is the number of blocks of generations the
+// memorisation trend is reported in.
+const memorizationBlocks = 10
+
+// memorization returns the memorisation rate of consecutive blocks of
+// generations (LLEMA Fig. 4 shows it per generation; blocks smooth it).
+func (c *Control) memorization(ctx context.Context, campaign string) ([]float64, error) {
+	per, err := c.Store.GenerationMemorization(ctx, campaign)
+	if err != nil || len(per) == 0 {
+		return nil, err
+	}
+	gens := make([]int, 0, len(per))
+	for g := range per {
+		gens = append(gens, g)
+	}
+	sort.Ints(gens)
+	blocks := min(memorizationBlocks, len(gens))
+	out := make([]float64, blocks)
+	for b := 0; b < blocks; b++ {
+		evaluated, known := 0, 0
+		for _, g := range gens[b*len(gens)/blocks : (b+1)*len(gens)/blocks] {
+			evaluated += per[g][0]
+			known += per[g][1]
+		}
+		if evaluated > 0 {
+			out[b] = float64(known) / float64(evaluated)
+		}
+	}
+	return out, nil
+}
+
+// pareto returns the hits that no other hit dominates on the constraint
+// margins.
+func (c *Control) pareto(ctx context.Context, spec *messages.CampaignSpec) ([]messages.ParetoPoint, error) {
+	hits, err := c.Store.Hits(ctx, spec.ID)
+	if err != nil || len(hits) == 0 {
+		return []messages.ParetoPoint{}, err
+	}
+	props := make([]string, 0, len(spec.Task.Constraints))
+	for _, k := range spec.Task.Constraints {
+		props = append(props, k.Property)
+	}
+	ids := make([]string, 0, len(hits))
+	for id := range hits {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	points := make([][]float64, len(ids))
+	for i, id := range ids {
+		points[i] = make([]float64, len(props))
+		for j, p := range props {
+			v, ok := hits[id].Margins[p]
+			if !ok || math.IsNaN(v) {
+				v = -1
+			}
+			points[i][j] = v
+		}
+	}
+	front, err := task.ParetoFront(points)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]messages.ParetoPoint, 0, len(front))
+	for _, i := range front {
+		h := hits[ids[i]]
+		out = append(out, messages.ParetoPoint{ID: ids[i], Formula: h.Formula, Margins: h.Margins, Score: h.Score})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out, nil
+}

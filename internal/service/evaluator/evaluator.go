@@ -1,0 +1,310 @@
+// Package evaluator is the service that evaluates candidates: every replica
+// pulls batches from the one shared durable consumer of CANDIDATES, asks
+// the oracle for properties and stability, scores them against the
+// campaign's task (LLEMA's margins), and publishes evaluations. Adding a
+// replica adds throughput; a replica that dies leaves its unacknowledged
+// candidates to be redelivered to the others.
+package evaluator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/service/specs"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Item is one structure to evaluate.
+type Item struct {
+	Structure *crystal.Structure
+	// StatedFormula is the formula the generator claimed; a mismatch with
+	// the species is a validity failure.
+	StatedFormula string
+	// Finds are the campaign's own phases on or below the hull, added to
+	// the reference phases of the stability calculation.
+	Finds []store.Find
+}
+
+// Outcome is the oracle's answer for one item.
+type Outcome struct {
+	Valid   bool
+	Reasons []messages.Reason
+	// Warnings say what could not be evaluated for a valid structure.
+	Warnings        []messages.Reason
+	OxidationStates map[string]float64
+	Properties      map[string]messages.PropertyValue
+	// Known: the reduced formula is in the reference data.
+	Known         bool
+	EAboveHull    *float64
+	HullEnergy    *float64
+	Decomposition map[string]float64
+}
+
+// Oracle evaluates a batch of structures. It must return one outcome per
+// item; a structure it cannot evaluate is an invalid outcome with the
+// reason, not an error. An error means the whole batch could not be
+// evaluated (and will be retried).
+type Oracle interface {
+	Evaluate(ctx context.Context, items []Item) ([]Outcome, error)
+}
+
+// Config tunes an evaluator replica.
+type Config struct {
+	// Batch is the most candidates evaluated in one oracle call.
+	Batch int
+	// Delay is added per candidate: an artificial oracle cost for
+	// benchmarks (a DFT-like oracle), 0 in production.
+	Delay        time.Duration
+	DrainTimeout time.Duration
+	// Name identifies the replica in evaluations (default: host name).
+	Name string
+}
+
+// Service is an evaluator replica.
+type Service struct {
+	bus    *bus.Bus
+	store  *store.Store
+	oracle Oracle
+	log    *zap.Logger
+	cfg    Config
+	specs  *specs.Cache
+
+	mu    sync.Mutex
+	finds map[string]findsEntry
+}
+
+type findsEntry struct {
+	version int
+	finds   []store.Find
+}
+
+var (
+	metricEvaluated = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "crucible", Subsystem: "evaluator", Name: "candidates_total",
+		Help: "Candidates evaluated, by result (valid, invalid).",
+	}, []string{"result"})
+	metricBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "crucible", Subsystem: "evaluator", Name: "batch_size",
+		Help: "Candidates per oracle call.", Buckets: prometheus.LinearBuckets(1, 4, 16),
+	})
+	metricLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "crucible", Subsystem: "evaluator", Name: "candidate_latency_seconds",
+		Help:    "Time from a candidate's proposal to its evaluation's publication.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+	})
+)
+
+// Collectors are the evaluator's metrics.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricEvaluated, metricBatch, metricLatency}
+}
+
+// New builds an evaluator replica.
+func New(b *bus.Bus, s *store.Store, o Oracle, log *zap.Logger, cfg Config) *Service {
+	if cfg.Batch < 1 {
+		cfg.Batch = 16
+	}
+	if cfg.Name == "" {
+		cfg.Name, _ = os.Hostname()
+	}
+	return &Service{bus: b, store: s, oracle: o, log: log, cfg: cfg, specs: specs.New(s), finds: map[string]findsEntry{}}
+}
+
+// Run consumes candidates until ctx is cancelled, then drains.
+func (s *Service) Run(ctx context.Context) error {
+	spec, err := messages.ConsumerByName(messages.ConsumerEvaluator)
+	if err != nil {
+		return err
+	}
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
+}
+
+func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
+	errs := make([]error, len(ds))
+	cands := make([]*messages.Candidate, len(ds))
+	var items []Item
+	var index []int // items[k] belongs to ds[index[k]]
+	var specsOf []*messages.CampaignSpec
+	for i, d := range ds {
+		var c messages.Candidate
+		if err := bus.Decode(d, &c); err != nil {
+			errs[i] = err
+			continue
+		}
+		spec, err := s.specs.Get(ctx, c.Campaign)
+		if err != nil {
+			errs[i] = fmt.Errorf("candidate %s: %w", c.ID, err)
+			continue
+		}
+		finds, err := s.campaignFinds(ctx, c.Campaign)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		cands[i] = &c
+		st, err := c.Structure.Crystal()
+		if err != nil {
+			// Not even a structure: an invalid evaluation, not a retry.
+			ev := s.invalid(&c, messages.Reason{Code: "structure", Detail: err.Error()})
+			errs[i] = s.publish(ctx, ev)
+			cands[i] = nil
+			continue
+		}
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Finds: finds})
+		index = append(index, i)
+		specsOf = append(specsOf, spec)
+	}
+	if len(items) == 0 {
+		return errs
+	}
+	metricBatch.Observe(float64(len(items)))
+	if s.cfg.Delay > 0 {
+		if err := sleep(ctx, time.Duration(len(items))*s.cfg.Delay); err != nil {
+			return fill(errs, index, err)
+		}
+	}
+	start := time.Now()
+	outs, err := s.oracle.Evaluate(ctx, items)
+	if err == nil && len(outs) != len(items) {
+		err = fmt.Errorf("oracle returned %d outcomes for %d items", len(outs), len(items))
+	}
+	if err != nil {
+		s.log.Warn("oracle failed on a batch; it will be retried", zap.Int("batch", len(items)), zap.Error(err))
+		return fill(errs, index, err)
+	}
+	perItem := time.Since(start).Seconds() / float64(len(items))
+	for k, i := range index {
+		ev := Score(specsOf[k], cands[i], &outs[k])
+		ev.Evaluator = s.cfg.Name
+		ev.OracleSeconds = perItem + s.cfg.Delay.Seconds()
+		errs[i] = s.publish(ctx, ev)
+		if errs[i] == nil {
+			metricLatency.Observe(time.Since(cands[i].ProposedAt).Seconds())
+		}
+	}
+	return errs
+}
+
+func fill(errs []error, index []int, err error) []error {
+	for _, i := range index {
+		errs[i] = err
+	}
+	return errs
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (s *Service) publish(ctx context.Context, ev *messages.Evaluation) error {
+	if ev.Valid {
+		metricEvaluated.WithLabelValues("valid").Inc()
+	} else {
+		metricEvaluated.WithLabelValues("invalid").Inc()
+	}
+	return s.bus.Publish(ctx, messages.Subject(messages.SubjectEvaluations, ev.Campaign), ev)
+}
+
+func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Evaluation {
+	return &messages.Evaluation{
+		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
+		Reasons: []messages.Reason{r}, Score: -1, Evaluator: s.cfg.Name, EvaluatedAt: time.Now().UTC(),
+	}
+}
+
+// campaignFinds returns the campaign's hull-extending finds, re-read only
+// when the campaign's finds version changed.
+func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]store.Find, error) {
+	st, err := s.store.State(ctx, campaign)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	s.mu.Lock()
+	e, ok := s.finds[campaign]
+	s.mu.Unlock()
+	if ok && e.version == st.FindsVersion {
+		return e.finds, nil
+	}
+	finds, err := s.store.Finds(ctx, campaign)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.finds) > 10000 {
+		s.finds = map[string]findsEntry{}
+	}
+	s.finds[campaign] = findsEntry{version: st.FindsVersion, finds: finds}
+	s.mu.Unlock()
+	return finds, nil
+}
+
+// Score turns the oracle's outcome into an evaluation: LLEMA's margins and
+// score over the task's constraints (App. B.2), feasibility (a hit), the
+// campaign's stability threshold, and novelty.
+func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *messages.Evaluation {
+	ev := &messages.Evaluation{
+		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
+		Valid: o.Valid, Reasons: o.Reasons, Warnings: o.Warnings, OxidationStates: o.OxidationStates, Properties: o.Properties,
+		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition,
+		Known: o.Known, EvaluatedAt: time.Now().UTC(), Unsupported: spec.Task.Unsupported(),
+	}
+	lookup := func(name string) (float64, bool) {
+		if name == "e_above_hull" && o.EAboveHull != nil {
+			return *o.EAboveHull, true
+		}
+		p, ok := o.Properties[name]
+		if !ok || math.IsNaN(p.Value) {
+			return 0, false
+		}
+		return p.Value, true
+	}
+	res := spec.Task.Evaluate(lookup)
+	ev.Score = res.Score
+	for i, k := range spec.Task.Constraints {
+		v, ok := lookup(k.Property)
+		if !ok {
+			v = 0
+		}
+		ev.Margins = append(ev.Margins, messages.Margin{
+			Property: k.Property, Kind: string(k.Kind), Value: v, Margin: res.Margins[i],
+			Weight: k.EffectiveWeight(), Missing: !ok,
+		})
+	}
+	feasible := o.Valid && res.Feasible
+	if comp, err := crystal.ParseFormula(c.Formula); err == nil {
+		if reasons := spec.Task.Check(comp); len(reasons) > 0 {
+			feasible = false
+			for _, r := range reasons {
+				ev.Reasons = append(ev.Reasons, messages.Reason{Code: "element_rule", Detail: r})
+			}
+		}
+	}
+	if !o.Valid {
+		ev.Score = -1
+	}
+	ev.Feasible = feasible
+	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= spec.StabilityThreshold
+	ev.Novel = o.Valid && !o.Known && !c.Seed
+	return ev
+}

@@ -1,0 +1,83 @@
+package evaluator
+
+import (
+	"context"
+	"sort"
+
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/oracle"
+)
+
+// HierarchicalOracle is the production oracle: validity checks, exact
+// reference lookup, CGCNN surrogates and the convex hull (pkg/oracle).
+type HierarchicalOracle struct {
+	Oracle *oracle.Oracle
+}
+
+// Evaluate implements Oracle.
+func (h HierarchicalOracle) Evaluate(ctx context.Context, items []Item) ([]Outcome, error) {
+	reqs := make([]oracle.Request, len(items))
+	for i, it := range items {
+		reqs[i] = oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: findEntries(it.Finds)}
+	}
+	res, err := h.Oracle.Evaluate(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Outcome, len(res))
+	for i := range res {
+		out[i] = outcome(&res[i])
+	}
+	return out, nil
+}
+
+// findEntries turns a campaign's finds into hull entries; a find whose
+// formula does not parse (it always does: the proposer wrote it) is left
+// out rather than failing the batch.
+func findEntries(finds []store.Find) []hull.Entry {
+	if len(finds) == 0 {
+		return nil
+	}
+	out := make([]hull.Entry, 0, len(finds))
+	for _, f := range finds {
+		c, err := crystal.ParseFormula(f.Formula)
+		if err != nil {
+			continue
+		}
+		out = append(out, hull.Entry{ID: "campaign-" + f.ID, Composition: c, EnergyPerAtom: f.EnergyPerAtom})
+	}
+	return out
+}
+
+func outcome(r *oracle.Result) Outcome {
+	o := Outcome{Valid: r.Valid, Known: r.Known, Properties: make(map[string]messages.PropertyValue, len(r.Properties))}
+	for _, x := range r.Reasons {
+		o.Reasons = append(o.Reasons, messages.Reason{Code: string(x.Code), Detail: x.Detail})
+	}
+	for _, x := range r.Warnings {
+		o.Warnings = append(o.Warnings, messages.Reason{Code: string(x.Code), Detail: x.Detail})
+	}
+	if len(r.OxidationStates) > 0 {
+		o.OxidationStates = make(map[string]float64, len(r.OxidationStates))
+		for k, v := range r.OxidationStates {
+			o.OxidationStates[k] = v
+		}
+	}
+	names := make([]string, 0, len(r.Properties))
+	for name := range r.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := r.Properties[name]
+		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
+	}
+	if s := r.Stability; s != nil {
+		e, h := s.EAboveHull, s.HullEnergy
+		o.EAboveHull, o.HullEnergy, o.Decomposition = &e, &h, s.Decomposition
+	}
+	return o
+}

@@ -1,0 +1,72 @@
+package proposer
+
+import (
+	"context"
+
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Input is what a generator sees of a generation: the campaign, the chosen
+// island's best successes and failures (LLEMA's top-k demonstrations) and
+// its recently rejected proposals, the memory bank's latest reflections and
+// directives, and the chemistry rules sampled for this prompt.
+type Input struct {
+	Spec        *messages.CampaignSpec
+	Request     *messages.GenerationRequest
+	Island      int
+	Successes   []store.Member
+	Failures    []store.Member
+	Rejects     []store.Member
+	Reflections []messages.Reflection
+	Directives  []messages.Directive
+	// Rules are the indices (into the generator's rule list) of the rules
+	// sampled for this generation; none in generation 0 (LLEMA App. D.2).
+	Rules []int
+	// Seed makes the generation's random choices reproducible.
+	Seed uint64
+}
+
+// Proposed is one structure a generator proposes.
+type Proposed struct {
+	Structure *crystal.Structure
+	// Formula is the formula the generator states ("" when it states
+	// none); a mismatch with the species is a reason to reject.
+	Formula string
+	// Fingerprint is crystal.Fingerprint of the structure when the
+	// generator computed it ("" otherwise).
+	Fingerprint string
+	Parents     []string
+	Operator    string
+	Rule        string
+	Rationale   string
+}
+
+// Rejected is a proposal that failed a check, with why.
+type Rejected struct {
+	Proposed Proposed
+	Reasons  []messages.Reason
+}
+
+// Output is a generator's answer for one generation.
+type Output struct {
+	Candidates []Proposed
+	// Rejected are proposals the generator itself found unusable (an LLM
+	// answer that does not parse, a structure that fails validation).
+	Rejected []Rejected
+	// Accounting of LLM use (zero for rule-based generators).
+	PromptTokens, CompletionTokens, Calls int
+}
+
+// Generator proposes candidates for one generation. Errors are failures of
+// the generator's service (an LLM endpoint down); the request is retried.
+type Generator interface {
+	Name() string
+	Propose(ctx context.Context, in *Input) (*Output, error)
+}
+
+// Seeder chooses the known materials that start a campaign's islands.
+type Seeder interface {
+	Seeds(ctx context.Context, spec *messages.CampaignSpec) ([]Proposed, error)
+}

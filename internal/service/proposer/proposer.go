@@ -1,0 +1,356 @@
+// Package proposer is the service that turns campaigns into candidates. It
+// consumes submissions (validate, store the campaign, seed the islands with
+// known materials, start the first generations) and generation requests
+// (choose an island by Boltzmann sampling, show the generator the island's
+// best and worst, check and deduplicate what it proposes, publish the
+// candidates). Any number of replicas share its two durable consumers.
+package proposer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/service/control"
+	"github.com/crucible-sci/crucible/internal/service/specs"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/island"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// Config tunes a proposer replica.
+type Config struct {
+	// Generators by kind ("evolve", "llm"); a campaign asking for a kind
+	// that is not configured is rejected at submission.
+	Generators map[string]Generator
+	// Seeder picks the seed materials; nil starts with empty islands.
+	Seeder Seeder
+	// Known reports whether a reduced formula is in the reference data.
+	Known func(formula string) bool
+	// RuleCount is the number of chemistry rules the generators know
+	// (rules are sampled from 0..RuleCount-1).
+	RuleCount int
+	// Concurrency is the number of generation requests handled at once.
+	Concurrency int
+	// MaxAttempts is how many deliveries of a generation request may fail
+	// (generator errors) before the generation is recorded as empty with
+	// the reason, so the campaign moves on instead of stalling.
+	MaxAttempts  int
+	DrainTimeout time.Duration
+	Checks       CheckOptions
+}
+
+// Service is a proposer replica.
+type Service struct {
+	bus   *bus.Bus
+	store *store.Store
+	log   *zap.Logger
+	cfg   Config
+	ctl   *control.Control
+	specs *specs.Cache
+}
+
+var (
+	metricCandidates = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "crucible", Subsystem: "proposer", Name: "candidates_total",
+		Help: "Candidates proposed, by outcome (published, rejected, duplicate).",
+	}, []string{"outcome"})
+	metricGenerate = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "crucible", Subsystem: "proposer", Name: "generate_seconds",
+		Help: "Time a generator takes for one generation, by generator.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 16),
+	}, []string{"generator"})
+)
+
+// Collectors are the proposer's metrics.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricCandidates, metricGenerate}
+}
+
+// New builds a proposer replica.
+func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 4
+	}
+	if cfg.MaxAttempts < 1 {
+		cfg.MaxAttempts = 5
+	}
+	if cfg.Known == nil {
+		cfg.Known = func(string) bool { return false }
+	}
+	return &Service{bus: b, store: s, log: log, cfg: cfg, ctl: &control.Control{Bus: b, Store: s, Log: log}, specs: specs.New(s)}
+}
+
+// Run consumes submissions and generation requests until ctx is cancelled.
+func (s *Service) Run(ctx context.Context) error {
+	submit, err := messages.ConsumerByName(messages.ConsumerProposerSubmit)
+	if err != nil {
+		return err
+	}
+	generate, err := messages.ConsumerByName(messages.ConsumerProposer)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	go func() {
+		errc <- s.bus.Run(ctx, submit, bus.RunOptions{Concurrency: 2, DrainTimeout: s.cfg.DrainTimeout, Service: "proposer"}, s.handleSubmit)
+	}()
+	go func() {
+		errc <- s.bus.Run(ctx, generate, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "proposer"}, s.handleGenerate)
+	}()
+	return errors.Join(<-errc, <-errc)
+}
+
+// handleSubmit validates and starts a campaign. A spec that is not valid is
+// rejected with a status event that says why (and the message is
+// acknowledged: resubmitting the same spec cannot fix it).
+func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
+	var spec messages.CampaignSpec
+	if err := bus.Decode(d, &spec); err != nil {
+		s.reject(ctx, d.Campaign(), err)
+		return err
+	}
+	log := s.log.With(zap.String("campaign", spec.ID))
+	if _, ok := s.cfg.Generators[spec.Generator.Kind]; !ok {
+		err := fmt.Errorf("generator %q is not configured on this proposer", spec.Generator.Kind)
+		s.reject(ctx, spec.ID, err)
+		return nil
+	}
+	if u := spec.Task.Unsupported(); len(u) > 0 {
+		s.reject(ctx, spec.ID, fmt.Errorf("task %q constrains properties no oracle provides: %v", spec.Task.Name, u))
+		return nil
+	}
+	var seeds []Proposed
+	if s.cfg.Seeder != nil {
+		var err error
+		if seeds, err = s.cfg.Seeder.Seeds(ctx, &spec); err != nil {
+			return fmt.Errorf("seeds of %s: %w", spec.ID, err)
+		}
+	}
+	created, err := s.store.CreateCampaign(ctx, &spec, len(seeds))
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("campaign started", zap.String("task", spec.Task.Name), zap.Int("budget", spec.Budget), zap.Int("seeds", len(seeds)))
+		status := &messages.Status{Schema: messages.SchemaVersion, Campaign: spec.ID, State: messages.StateRunning,
+			Message: fmt.Sprintf("%d seed materials on %d islands", len(seeds), spec.Islands), At: time.Now().UTC()}
+		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
+			return err
+		}
+	}
+	// Seeds (republished harmlessly on a redelivery: same ids) are
+	// evaluated like candidates; when the last one is recorded the
+	// reflector starts the first generations.
+	for i, p := range seeds {
+		c := s.candidate(&spec, p, -1, i%spec.Islands, 0)
+		c.ID, c.Seed, c.Index = messages.SeedCandidateID(spec.ID, i), true, i
+		c.Operator = "seed"
+		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectCandidates, spec.ID), c); err != nil {
+			return err
+		}
+	}
+	if len(seeds) == 0 {
+		return s.ctl.Start(ctx, &spec, "start")
+	}
+	return nil
+}
+
+func (s *Service) reject(ctx context.Context, campaign string, reason error) {
+	if messages.ValidateCampaignID(campaign) != nil {
+		return // the dead letter records it
+	}
+	status := &messages.Status{Schema: messages.SchemaVersion, Campaign: campaign, State: messages.StateRejected, Message: reason.Error(), At: time.Now().UTC()}
+	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectStatus, campaign), status); err != nil {
+		s.log.Error("publishing a rejection failed", zap.String("campaign", campaign), zap.Error(err))
+	}
+	s.log.Warn("campaign rejected", zap.String("campaign", campaign), zap.Error(reason))
+}
+
+// generationSeed derives a generation's random seed from the campaign's.
+func generationSeed(spec *messages.CampaignSpec, g int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d", spec.Seed, spec.ID, g)
+	return h.Sum64()
+}
+
+func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
+	var req messages.GenerationRequest
+	if err := bus.Decode(d, &req); err != nil {
+		return err
+	}
+	spec, err := s.specs.Get(ctx, req.Campaign)
+	if err != nil {
+		return fmt.Errorf("generation %d: %w", req.Generation, err)
+	}
+	log := s.log.With(zap.String("campaign", req.Campaign), zap.Int("episode", req.Episode), zap.Int("generation", req.Generation))
+	if done, err := s.store.GenerationDone(ctx, req.Campaign, req.Generation); err != nil || done {
+		return err // already proposed and evaluated: a late redelivery
+	}
+	if stored, err := s.store.StoredProposal(ctx, req.Campaign, req.Generation); err != nil {
+		return err
+	} else if stored != nil {
+		// Proposed before a crash: publish exactly what was recorded.
+		return s.publish(ctx, spec, &req, stored, log)
+	}
+
+	in, err := s.input(ctx, spec, &req)
+	if err != nil {
+		return err
+	}
+	gen := s.cfg.Generators[spec.Generator.Kind]
+	start := time.Now()
+	out, gerr := gen.Propose(ctx, in)
+	metricGenerate.WithLabelValues(gen.Name()).Observe(time.Since(start).Seconds())
+	if gerr != nil {
+		if d.Deliveries < uint64(s.cfg.MaxAttempts) {
+			log.Warn("generator failed; the request will be retried", zap.Error(gerr), zap.Uint64("delivery", d.Deliveries))
+			return gerr
+		}
+		// Give up on this generation, as data: it is recorded empty with
+		// the reason, its slots go back to the budget, and a new
+		// generation is requested; repeated failures end the campaign as
+		// exhausted instead of stalling it.
+		log.Error("generator failed on every attempt; recording an empty generation", zap.Error(gerr))
+		out = &Output{Rejected: []Rejected{{Reasons: []messages.Reason{{Code: "generator_failed", Detail: gerr.Error()}}}}}
+	}
+	p := &store.Proposal{Generation: req.Generation, Island: in.Island,
+		PromptTokens: out.PromptTokens, CompletionTokens: out.CompletionTokens, LLMCalls: out.Calls}
+	counts, err := s.store.CompositionCounts(ctx, req.Campaign)
+	if err != nil {
+		return err
+	}
+	checker := newChecker(spec, in.Directives, counts, s.cfg.Known, s.cfg.Checks)
+	for i, prop := range out.Candidates {
+		if len(p.Candidates) >= req.Slots {
+			break
+		}
+		c := s.candidate(spec, prop, req.Generation, in.Island, i)
+		c.Episode = req.Episode
+		if reasons := checker.check(prop, c); len(reasons) > 0 {
+			p.Rejected = append(p.Rejected, rejectedMember(c, prop, reasons))
+			metricCandidates.WithLabelValues("rejected").Inc()
+			continue
+		}
+		p.Candidates = append(p.Candidates, c)
+	}
+	for _, r := range out.Rejected {
+		c := s.candidate(spec, r.Proposed, req.Generation, in.Island, -1)
+		p.Rejected = append(p.Rejected, rejectedMember(c, r.Proposed, r.Reasons))
+		metricCandidates.WithLabelValues("rejected").Inc()
+	}
+	accepted, err := s.store.RecordProposal(ctx, req.Campaign, p)
+	if err != nil {
+		return err
+	}
+	metricCandidates.WithLabelValues("duplicate").Add(float64(len(p.Candidates) - len(accepted)))
+	return s.publish(ctx, spec, &req, accepted, log)
+}
+
+// publish sends a generation's candidates, then keeps the campaign moving
+// when the generation fell short of its slots.
+func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req *messages.GenerationRequest, cands []*messages.Candidate, log *zap.Logger) error {
+	for _, c := range cands {
+		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectCandidates, spec.ID), c); err != nil {
+			return err
+		}
+		metricCandidates.WithLabelValues("published").Inc()
+	}
+	log.Debug("generation proposed", zap.Int("candidates", len(cands)), zap.Int("slots", req.Slots))
+	if len(cands) < req.Slots {
+		if _, err := s.ctl.Request(ctx, spec, fmt.Sprintf("refill/%d", req.Generation)); err != nil {
+			return err
+		}
+	}
+	if len(cands) == 0 {
+		st, err := s.store.State(ctx, spec.ID)
+		if err != nil {
+			return err
+		}
+		if st.Status == messages.StateExhausted && st.Inflight == 0 {
+			return s.ctl.Finish(ctx, spec)
+		}
+	}
+	return nil
+}
+
+// input gathers what the generator sees: the island chosen by Boltzmann
+// sampling over mean scores (LLEMA §2.4), its top-k pools, the memory.
+func (s *Service) input(ctx context.Context, spec *messages.CampaignSpec, req *messages.GenerationRequest) (*Input, error) {
+	seed := generationSeed(spec, req.Generation)
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	stats, err := s.store.Islands(ctx, spec.ID, spec.Islands)
+	if err != nil {
+		return nil, err
+	}
+	scores := make([]float64, len(stats))
+	counts := make([]int, len(stats))
+	total := 0
+	for i, st := range stats {
+		scores[i], counts[i] = st.MeanScore, st.N
+		total += st.N
+	}
+	isl, err := island.Select(rng, scores, counts, total)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Spec: spec, Request: req, Island: isl, Seed: seed}
+	if in.Successes, err = s.store.Pool(ctx, spec.ID, isl, "success", spec.TopK); err != nil {
+		return nil, err
+	}
+	if in.Failures, err = s.store.Pool(ctx, spec.ID, isl, "failure", spec.TopK); err != nil {
+		return nil, err
+	}
+	if in.Rejects, err = s.store.Rejects(ctx, spec.ID, isl, spec.TopK); err != nil {
+		return nil, err
+	}
+	if in.Reflections, err = s.store.Reflections(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
+		return nil, err
+	}
+	if in.Directives, err = s.store.Directives(ctx, spec.MemoryContext); err != nil {
+		return nil, err
+	}
+	// LLEMA App. D.2: rules join the prompt after generation 0.
+	if req.Generation > 0 && s.cfg.RuleCount > 0 {
+		n := min(spec.RulesPerPrompt, s.cfg.RuleCount)
+		in.Rules = rng.Perm(s.cfg.RuleCount)[:n]
+	}
+	return in, nil
+}
+
+// candidate builds the wire candidate for a proposal.
+func (s *Service) candidate(spec *messages.CampaignSpec, p Proposed, g, isl, index int) *messages.Candidate {
+	c := &messages.Candidate{
+		Schema: messages.SchemaVersion, Campaign: spec.ID, Generation: max(g, 0), Index: max(index, 0), Island: isl,
+		Parents: p.Parents, Operator: p.Operator, Rule: p.Rule, Rationale: p.Rationale,
+		Generator: spec.Generator.Kind, ProposedAt: time.Now().UTC(),
+	}
+	c.ID = messages.CandidateID(spec.ID, c.Generation, c.Index)
+	if p.Structure != nil {
+		c.Structure = messages.StructureOf(p.Structure)
+		c.Formula = c.Structure.Formula
+		c.Known = s.cfg.Known(c.Formula)
+		if p.Formula != "" {
+			c.Structure.Formula = p.Formula
+		}
+	}
+	if c.Operator == "" {
+		c.Operator = spec.Generator.Kind
+	}
+	return c
+}
+
+func rejectedMember(c *messages.Candidate, p Proposed, reasons []messages.Reason) store.Member {
+	m := store.Member{ID: c.ID, Formula: c.Formula, Structure: c.Structure, Score: -1, Reasons: reasons,
+		Operator: c.Operator, Parents: c.Parents, Generation: c.Generation, Island: c.Island, Rule: p.Rule, Rationale: p.Rationale}
+	if m.Formula == "" {
+		m.Formula = p.Formula
+	}
+	return m
+}

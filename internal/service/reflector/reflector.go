@@ -1,0 +1,228 @@
+// Package reflector is the service that learns from evaluations: it adds
+// each to its island's success or failure pool and the campaign's counters
+// (atomically and once), requests the next generation when one completes,
+// writes a reflection with directives into the campaign's memory bank at
+// the end of each episode, and finishes the campaign when its budget is
+// spent.
+package reflector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/service/control"
+	"github.com/crucible-sci/crucible/internal/service/specs"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflect"
+)
+
+// Config tunes the reflector.
+type Config struct {
+	// Concurrency is the number of evaluations handled at once.
+	Concurrency  int
+	DrainTimeout time.Duration
+}
+
+// Service is a reflector replica.
+type Service struct {
+	bus   *bus.Bus
+	store *store.Store
+	log   *zap.Logger
+	cfg   Config
+	ctl   *control.Control
+	specs *specs.Cache
+}
+
+var metricEvaluations = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "crucible", Subsystem: "reflector", Name: "evaluations_total",
+	Help: "Evaluations recorded, by outcome (new, duplicate).",
+}, []string{"outcome"})
+
+// Collectors are the reflector's metrics.
+func Collectors() []prometheus.Collector { return []prometheus.Collector{metricEvaluations} }
+
+// New builds a reflector.
+func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 16
+	}
+	return &Service{
+		bus: b, store: s, log: log, cfg: cfg,
+		ctl:   &control.Control{Bus: b, Store: s, Log: log},
+		specs: specs.New(s),
+	}
+}
+
+// Run consumes evaluations until ctx is cancelled, then drains.
+func (s *Service) Run(ctx context.Context) error {
+	spec, err := messages.ConsumerByName(messages.ConsumerReflector)
+	if err != nil {
+		return err
+	}
+	return s.bus.Run(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handle)
+}
+
+func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
+	var ev messages.Evaluation
+	if err := bus.Decode(d, &ev); err != nil {
+		return err
+	}
+	spec, err := s.specs.Get(ctx, ev.Campaign)
+	if err != nil {
+		return fmt.Errorf("evaluation %s: %w", ev.ID, err)
+	}
+	log := s.log.With(zap.String("campaign", ev.Campaign), zap.Int("generation", ev.Candidate.Generation), zap.String("candidate", ev.ID))
+	o, err := s.store.RecordEvaluation(ctx, ev.Campaign, Record(&ev, spec))
+	if err != nil {
+		return err
+	}
+	if o.Duplicate {
+		metricEvaluations.WithLabelValues("duplicate").Inc()
+		log.Debug("evaluation seen before; repeating its follow-ups")
+	} else {
+		metricEvaluations.WithLabelValues("new").Inc()
+	}
+	// Follow-ups, each idempotent, in order: the first generations after
+	// the seeds, the next generation, the episode's reflection, the end.
+	if o.SeedsDone {
+		if err := s.ctl.Start(ctx, spec, "start"); err != nil {
+			return err
+		}
+	}
+	if o.GenerationDone {
+		if _, err := s.ctl.Request(ctx, spec, fmt.Sprintf("after/%d", ev.Candidate.Generation)); err != nil {
+			return err
+		}
+	}
+	if o.EpisodeDone {
+		if err := s.endEpisode(ctx, spec, ev.Candidate.Episode); err != nil {
+			return err
+		}
+	}
+	if o.CampaignDone {
+		if err := s.ctl.Finish(ctx, spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Record turns an evaluation into what the store keeps of it.
+func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.EvaluationRecord {
+	c := &ev.Candidate
+	props := make(map[string]float64, len(ev.Properties))
+	for k, v := range ev.Properties {
+		props[k] = v.Value
+	}
+	r := &store.EvaluationRecord{
+		ID: ev.ID, Generation: c.Generation, Episode: c.Episode, Island: c.Island, Seed: c.Seed,
+		Score: ev.Score, Feasible: ev.Feasible, Stable: ev.Stable, Valid: ev.Valid, Known: ev.Known, Novel: ev.Novel,
+		Formula: c.Formula, EAboveHull: ev.EAboveHull, PoolSize: spec.PoolSize,
+		Member: store.Member{
+			ID: ev.ID, Formula: c.Formula, Structure: c.Structure, Score: ev.Score, Feasible: ev.Feasible,
+			Stable: ev.Stable, Valid: ev.Valid, EAboveHull: ev.EAboveHull, Properties: props, Margins: ev.Margins,
+			Reasons: ev.Reasons, Operator: c.Operator, Parents: c.Parents, Seed: c.Seed, Generation: c.Generation,
+			Island: c.Island, Rule: c.Rule, Rationale: c.Rationale,
+		},
+	}
+	// A valid candidate on or below the hull becomes a reference phase of
+	// the campaign's later candidates.
+	if ef, ok := ev.Properties["formation_energy_per_atom"]; ok && ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull <= 1e-9 {
+		r.Find = &store.Find{ID: ev.ID, Formula: c.Formula, EnergyPerAtom: ef.Value}
+	}
+	if ev.Feasible && !c.Seed {
+		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Margins: make(map[string]float64, len(ev.Margins))}
+		for _, m := range ev.Margins {
+			h.Margins[m.Property] = m.Margin
+		}
+		r.Hit = h
+	}
+	return r
+}
+
+// endEpisode writes the episode's reflection into the memory bank,
+// publishes it, and starts the next episode, if any.
+func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, episode int) error {
+	st, err := s.store.State(ctx, spec.ID)
+	if err != nil {
+		return err
+	}
+	comps, err := s.store.Compositions(ctx, spec.ID)
+	if err != nil {
+		return err
+	}
+	exps, err := s.store.Experiences(ctx, spec.MemoryContext)
+	if err != nil {
+		return err
+	}
+	dirs, err := s.store.Directives(ctx, spec.MemoryContext)
+	if err != nil {
+		return err
+	}
+	in := reflect.Input{
+		Campaign: spec.ID, Context: spec.MemoryContext, Episode: episode, Task: spec.Task,
+		StabilityThreshold: spec.StabilityThreshold, Counters: st.Counters,
+		EpisodeEvaluated: spec.EpisodeBudget(episode), Directives: dirs,
+	}
+	for _, c := range comps {
+		in.Compositions = append(in.Compositions, reflect.CompositionStat{Formula: c.Formula, Queries: c.Queries, Stable: c.Stable, Hits: c.Hits, EMin: c.EMin, EMax: c.EMax})
+	}
+	sort.Slice(in.Compositions, func(i, j int) bool { return in.Compositions[i].Formula < in.Compositions[j].Formula })
+	for _, e := range exps {
+		in.Existing = append(in.Existing, reflect.Experience{Key: e.Key, Text: e.Text, Kind: e.Kind, Support: e.Support, Campaigns: e.Campaigns, Evidence: e.Evidence})
+	}
+	if episode > 0 {
+		if prev, err := s.store.EpisodeStats(ctx, spec.ID, episode-1); err != nil {
+			return err
+		} else if prev != nil {
+			var p reflect.EpisodeStats
+			if json.Unmarshal(prev, &p) == nil {
+				in.Previous = &p
+			}
+		}
+	}
+	out := reflect.Reflect(in)
+	stats, err := json.Marshal(out.Stats)
+	if err != nil {
+		return err
+	}
+	if err := s.store.SetEpisodeStats(ctx, spec.ID, episode, stats); err != nil {
+		return err
+	}
+	r := &messages.Reflection{
+		Schema: messages.SchemaVersion, Campaign: spec.ID, Context: spec.MemoryContext, Episode: episode,
+		Bullets: out.Bullets, Directives: out.Directives, At: time.Now().UTC(),
+	}
+	ops := make([]store.ExperienceOp, len(out.Ops))
+	for i, op := range out.Ops {
+		e := op.Experience
+		ops[i] = store.ExperienceOp{Delete: op.Delete, Experience: store.Experience{Key: e.Key, Text: e.Text, Kind: e.Kind, Support: e.Support, Campaigns: e.Campaigns, Evidence: e.Evidence}}
+	}
+	if _, err := s.store.ApplyReflection(ctx, spec.MemoryContext, r.MsgID(), r, out.Revoke, ops); err != nil {
+		return err
+	}
+	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectReflections, spec.ID), r); err != nil {
+		return err
+	}
+	status := &messages.Status{
+		Schema: messages.SchemaVersion, Campaign: spec.ID, State: messages.StateEpisode, Episode: episode,
+		Message:  fmt.Sprintf("episode %d of %d done: %d bullets, %d directives", episode+1, spec.Episodes, len(r.Bullets), len(r.Directives)),
+		Counters: st.Counters, At: time.Now().UTC(),
+	}
+	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
+		return err
+	}
+	next, err := s.store.AdvanceEpisode(ctx, spec.ID, episode)
+	if err != nil || !next {
+		return err
+	}
+	return s.ctl.Start(ctx, spec, fmt.Sprintf("episode%d", episode+1))
+}
