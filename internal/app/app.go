@@ -109,6 +109,19 @@ func secret(name string) string {
 
 // Bind registers the flags of c on fs, with defaults from the environment.
 func (c *Config) Bind(fs *pflag.FlagSet, service string) {
+	c.BindConnection(fs)
+	fs.IntVar(&c.NATS.Replicas, "stream-replicas", envInt("CRUCIBLE_STREAM_REPLICAS", 1), "replicas of each JetStream stream (3 on a cluster) [CRUCIBLE_STREAM_REPLICAS]")
+	fs.StringVar(&c.HTTPAddr, "http", env("CRUCIBLE_HTTP_ADDR", ":9090"), "address of /metrics, /healthz, /readyz; empty to disable [CRUCIBLE_HTTP_ADDR]")
+	fs.StringVar(&c.LogLevel, "log-level", env("CRUCIBLE_LOG_LEVEL", "info"), "debug, info, warn or error [CRUCIBLE_LOG_LEVEL]")
+	fs.StringVar(&c.LogFormat, "log-format", env("CRUCIBLE_LOG_FORMAT", "json"), "json or console [CRUCIBLE_LOG_FORMAT]")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("CRUCIBLE_DRAIN_TIMEOUT", 30*time.Second), "time in-flight work may take after SIGTERM [CRUCIBLE_DRAIN_TIMEOUT]")
+	c.NATS.Name = service
+}
+
+// BindConnection registers the flags that reach NATS and Redis (what a
+// client needs too), with defaults from the environment; secrets come from
+// the environment only.
+func (c *Config) BindConnection(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NATS.URL, "nats", env("CRUCIBLE_NATS_URL", "nats://127.0.0.1:4222"), "NATS server URL(s), comma-separated [CRUCIBLE_NATS_URL]")
 	fs.StringVar(&c.NATS.User, "nats-user", env("CRUCIBLE_NATS_USER", ""), "NATS user [CRUCIBLE_NATS_USER]")
 	c.NATS.Password = secret("CRUCIBLE_NATS_PASSWORD")
@@ -118,7 +131,6 @@ func (c *Config) Bind(fs *pflag.FlagSet, service string) {
 	fs.StringVar(&c.NATS.TLSCAFile, "nats-tls-ca", env("CRUCIBLE_NATS_TLS_CA", ""), "CA bundle to verify NATS [CRUCIBLE_NATS_TLS_CA]")
 	fs.StringVar(&c.NATS.TLSCertFile, "nats-tls-cert", env("CRUCIBLE_NATS_TLS_CERT", ""), "client certificate for NATS [CRUCIBLE_NATS_TLS_CERT]")
 	fs.StringVar(&c.NATS.TLSKeyFile, "nats-tls-key", env("CRUCIBLE_NATS_TLS_KEY", ""), "client key for NATS [CRUCIBLE_NATS_TLS_KEY]")
-	fs.IntVar(&c.NATS.Replicas, "stream-replicas", envInt("CRUCIBLE_STREAM_REPLICAS", 1), "replicas of each JetStream stream (3 on a cluster) [CRUCIBLE_STREAM_REPLICAS]")
 	fs.StringVar(&c.Redis.URL, "redis", env("CRUCIBLE_REDIS_URL", "redis://127.0.0.1:6379"), "Redis URL, or host:port,... for a cluster [CRUCIBLE_REDIS_URL]")
 	fs.StringVar(&c.Redis.MasterName, "redis-master", env("CRUCIBLE_REDIS_MASTER", ""), "Sentinel master name [CRUCIBLE_REDIS_MASTER]")
 	fs.StringVar(&c.Redis.Username, "redis-user", env("CRUCIBLE_REDIS_USER", ""), "Redis ACL user [CRUCIBLE_REDIS_USER]")
@@ -127,11 +139,12 @@ func (c *Config) Bind(fs *pflag.FlagSet, service string) {
 	fs.StringVar(&c.Redis.TLSCertFile, "redis-tls-cert", env("CRUCIBLE_REDIS_TLS_CERT", ""), "client certificate for Redis [CRUCIBLE_REDIS_TLS_CERT]")
 	fs.StringVar(&c.Redis.TLSKeyFile, "redis-tls-key", env("CRUCIBLE_REDIS_TLS_KEY", ""), "client key for Redis [CRUCIBLE_REDIS_TLS_KEY]")
 	fs.StringVar(&c.Namespace, "namespace", env("CRUCIBLE_NAMESPACE", ""), "isolate this installation on shared servers [CRUCIBLE_NAMESPACE]")
-	fs.StringVar(&c.HTTPAddr, "http", env("CRUCIBLE_HTTP_ADDR", ":9090"), "address of /metrics, /healthz, /readyz; empty to disable [CRUCIBLE_HTTP_ADDR]")
-	fs.StringVar(&c.LogLevel, "log-level", env("CRUCIBLE_LOG_LEVEL", "info"), "debug, info, warn or error [CRUCIBLE_LOG_LEVEL]")
-	fs.StringVar(&c.LogFormat, "log-format", env("CRUCIBLE_LOG_FORMAT", "json"), "json or console [CRUCIBLE_LOG_FORMAT]")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("CRUCIBLE_DRAIN_TIMEOUT", 30*time.Second), "time in-flight work may take after SIGTERM [CRUCIBLE_DRAIN_TIMEOUT]")
-	c.NATS.Name = service
+	if c.NATS.Replicas == 0 {
+		c.NATS.Replicas = 1
+	}
+	if c.LogLevel == "" {
+		c.LogLevel, c.LogFormat = "info", "json"
+	}
 }
 
 // Validate names the bad field.

@@ -143,3 +143,29 @@ func (c *Client) Campaign(ctx context.Context, campaign string) (*messages.Campa
 	}
 	return spec, st, nil
 }
+
+// FollowNew reads the messages published from now on whose subject matches
+// filter, calling fn for each until fn returns done, an error, or ctx ends.
+func (c *Client) FollowNew(ctx context.Context, stream, filter string, fn func(subject string, data []byte) (done bool, err error)) error {
+	st, err := c.Bus.JS.Stream(ctx, c.Bus.Stream(stream))
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", stream, err)
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{c.Bus.Subject(filter)}, DeliverPolicy: jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", filter, err)
+	}
+	for ctx.Err() == nil {
+		msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			continue
+		}
+		done, ferr := fn(c.Bus.Unsubject(msg.Subject()), msg.Data())
+		if ferr != nil || done {
+			return ferr
+		}
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,430 @@
+package cli
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/client"
+	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/service/control"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+func init() {
+	register(newSubmitCmd)
+	register(newWatchCmd)
+	register(newStatusCmd)
+	register(newResultsCmd)
+}
+
+func newSubmitCmd() *cobra.Command {
+	var (
+		cf   campaignFlags
+		conn connection
+		wait bool
+	)
+	cmd := &cobra.Command{
+		Use:   "submit [SPEC] [--task NAME] --budget N",
+		Short: "Submit a campaign to a running installation",
+		Long: `submit publishes a campaign on crucible.campaigns.submit.<id>, where the
+proposers pick it up. The campaign comes from a spec file (YAML or JSON: the
+fields of a campaign with its task inline), a built-in task (--task) or a
+task file (--task-file, LLEMA's CSV format or YAML), with flags overriding.
+It prints the campaign id; --wait follows it to the end and prints its
+summary.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				cf.specFile = args[0]
+			}
+			spec, err := cf.spec()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			ctx := cmd.Context()
+			cl, closeFn, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			pctx, cancel := context.WithTimeout(ctx, conn.timeout)
+			defer cancel()
+			if err := cl.Submit(pctx, spec); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
+			if !wait {
+				return nil
+			}
+			st, err := cl.WaitDone(ctx, spec.ID)
+			if err != nil {
+				return err
+			}
+			if st.State == messages.StateRejected {
+				return &exitError{code: 1, err: fmt.Errorf("campaign %s rejected: %s", spec.ID, st.Message)}
+			}
+			if st.Summary != nil {
+				local.PrintSummary(cmd.OutOrStdout(), st.Summary)
+			}
+			return nil
+		},
+	}
+	cf.bind(cmd)
+	conn.bind(cmd)
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the campaign to finish and print its summary")
+	return cmd
+}
+
+func newWatchCmd() *cobra.Command {
+	var (
+		conn              connection
+		asJSON, verdicts  bool
+		newOnly, statuses bool
+	)
+	cmd := &cobra.Command{
+		Use:   "watch [CAMPAIGN]",
+		Short: "Stream discoveries as the judge accepts them (all campaigns, or one)",
+		Long: `watch follows crucible.discoveries.<campaign> (every campaign without an
+argument) from the beginning of the stream, or only new events with --new,
+and prints one line per discovery: campaign, candidate, formula, e_above_hull
+and the constrained properties. --verdicts adds the judge's rejections with
+their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			campaign := "*"
+			if len(args) == 1 {
+				campaign = args[0]
+				if err := messages.ValidateCampaignID(campaign); err != nil {
+					return &exitError{code: 2, err: err}
+				}
+			}
+			ctx := cmd.Context()
+			cl, closeFn, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			w := cmd.OutOrStdout()
+			errc := make(chan error, 3)
+			follow := func(stream, prefix string, print func([]byte) error) {
+				go func() {
+					errc <- followFrom(ctx, cl, stream, messages.Subject(prefix, campaign), newOnly, func(_ string, data []byte) (bool, error) {
+						return false, print(data)
+					})
+				}()
+			}
+			printVerdict := func(data []byte) error {
+				var v messages.Verdict
+				if err := messages.Decode(data, &v); err != nil {
+					return nil
+				}
+				if asJSON {
+					return json.NewEncoder(w).Encode(&v)
+				}
+				_, err := fmt.Fprintln(w, verdictLine(&v))
+				return err
+			}
+			n := 1
+			follow(messages.StreamDiscoveries, messages.SubjectDiscoveries, printVerdict)
+			if verdicts {
+				n++
+				follow(messages.StreamDiscoveries, messages.SubjectVerdicts, printVerdict)
+			}
+			if statuses {
+				n++
+				follow(messages.StreamCampaigns, messages.SubjectStatus, func(data []byte) error {
+					var s messages.Status
+					if err := messages.Decode(data, &s); err != nil {
+						return nil
+					}
+					if asJSON {
+						return json.NewEncoder(w).Encode(&s)
+					}
+					_, err := fmt.Fprintf(w, "%s  %-10s status %s %s\n", s.At.Format(time.RFC3339), s.Campaign, s.State, s.Message)
+					return err
+				})
+			}
+			for i := 0; i < n; i++ {
+				if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	conn.bind(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "one JSON event per line")
+	f.BoolVar(&verdicts, "verdicts", false, "also show rejected candidates with the judge's reasons")
+	f.BoolVar(&statuses, "status", false, "also show campaign status events")
+	f.BoolVar(&newOnly, "new", false, "only events published from now on")
+	return cmd
+}
+
+// followFrom follows a stream from its start, or from now with newOnly.
+func followFrom(ctx context.Context, cl *client.Client, stream, filter string, newOnly bool, fn func(string, []byte) (bool, error)) error {
+	if !newOnly {
+		return cl.Follow(ctx, stream, filter, false, fn)
+	}
+	return cl.FollowNew(ctx, stream, filter, fn)
+}
+
+func verdictLine(v *messages.Verdict) string {
+	e := &v.Evaluation
+	var b strings.Builder
+	kind := "DISCOVERY"
+	if !v.Accepted {
+		kind = "rejected "
+	}
+	fmt.Fprintf(&b, "%s  %s  %s  %-12s", v.JudgedAt.Format(time.RFC3339), kind, v.ID, v.Formula)
+	if e.EAboveHull != nil {
+		fmt.Fprintf(&b, "  E_hull %+.3f", *e.EAboveHull)
+	}
+	for _, m := range e.Margins {
+		if p, ok := e.Properties[m.Property]; ok {
+			fmt.Fprintf(&b, "  %s %.3g %s", m.Property, p.Value, p.Unit)
+		}
+	}
+	if !v.Accepted {
+		fmt.Fprintf(&b, "  — %s", strings.Join(v.Reasons, "; "))
+	}
+	return b.String()
+}
+
+func newStatusCmd() *cobra.Command {
+	var (
+		conn   connection
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "status [CAMPAIGN]",
+		Short: "Show campaigns and their counters, or one campaign's summary",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cl, closeFn, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			w := cmd.OutOrStdout()
+			ctl := &control.Control{Bus: cl.Bus, Store: cl.Store, Log: zap.NewNop()}
+			if len(args) == 1 {
+				spec, err := cl.Store.Spec(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				sum, _, err := ctl.Summary(ctx, spec)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return json.NewEncoder(w).Encode(sum)
+				}
+				local.PrintSummary(w, sum)
+				return nil
+			}
+			ids, err := cl.Store.Campaigns(ctx)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			if !asJSON {
+				fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES")
+			}
+			for _, id := range ids {
+				spec, st, err := cl.Campaign(ctx, id)
+				if err != nil {
+					continue
+				}
+				if asJSON {
+					if err := json.NewEncoder(w).Encode(map[string]any{"campaign": id, "task": spec.Task.Name, "state": st.Status, "budget": spec.Budget, "counters": st.Counters}); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\n", id, spec.Task.Name, st.Status, st.Counters.Evaluated, spec.Budget,
+					st.Counters.Hits, st.Counters.StableHits, st.Counters.Discoveries)
+			}
+			return tw.Flush()
+		},
+	}
+	conn.bind(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "JSON output")
+	return cmd
+}
+
+func newResultsCmd() *cobra.Command {
+	var (
+		conn        connection
+		format, out string
+		all         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "results CAMPAIGN [--format jsonl|csv|cif]",
+		Short: "Export a campaign's evaluations (jsonl, csv) or structures (cif)",
+		Long: `results reads a campaign's evaluations back from the EVALUATIONS stream.
+jsonl prints every evaluation as it was published; csv one row per
+candidate with its flags, score, energy above hull and properties; cif the
+structures of the judge's discoveries (every evaluated candidate with
+--all) as one CIF with a data block per structure, or one file per
+structure under --out DIR.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			campaign := args[0]
+			if err := messages.ValidateCampaignID(campaign); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			switch format {
+			case "jsonl", "csv", "cif":
+			default:
+				return &exitError{code: 2, err: fmt.Errorf("--format %q: want jsonl, csv or cif", format)}
+			}
+			ctx := cmd.Context()
+			cl, closeFn, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("no campaign %s", campaign)
+			}
+			var evs []*messages.Evaluation
+			err = cl.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
+				var ev messages.Evaluation
+				if err := messages.Decode(data, &ev); err == nil && !ev.Candidate.Seed {
+					evs = append(evs, &ev)
+				}
+				return false, nil
+			})
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			switch format {
+			case "jsonl":
+				enc := json.NewEncoder(w)
+				for _, ev := range evs {
+					if err := enc.Encode(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			case "csv":
+				return writeResultsCSV(w, evs)
+			}
+			structs := evs
+			if !all {
+				accepted := map[string]bool{}
+				err := cl.Follow(ctx, messages.StreamDiscoveries, messages.Subject(messages.SubjectDiscoveries, campaign), true, func(_ string, data []byte) (bool, error) {
+					var v messages.Verdict
+					if err := messages.Decode(data, &v); err == nil {
+						accepted[v.ID] = true
+					}
+					return false, nil
+				})
+				if err != nil {
+					return err
+				}
+				structs = nil
+				for _, ev := range evs {
+					if accepted[ev.ID] {
+						structs = append(structs, ev)
+					}
+				}
+			}
+			return writeResultsCIF(w, out, structs)
+		},
+	}
+	conn.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&format, "format", "jsonl", "jsonl, csv or cif")
+	f.StringVar(&out, "out", "", "with cif: write one file per structure into this directory")
+	f.BoolVar(&all, "all", false, "with cif: every evaluated candidate, not only discoveries")
+	return cmd
+}
+
+func writeResultsCSV(w io.Writer, evs []*messages.Evaluation) error {
+	props := map[string]bool{}
+	for _, ev := range evs {
+		for name := range ev.Properties {
+			props[name] = true
+		}
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	cw := csv.NewWriter(w)
+	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "reasons"}
+	if err := cw.Write(append(header, names...)); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+	for _, ev := range evs {
+		ehull := ""
+		if ev.EAboveHull != nil {
+			ehull = f(*ev.EAboveHull)
+		}
+		var reasons []string
+		for _, r := range ev.Reasons {
+			reasons = append(reasons, r.Code+": "+r.Detail)
+		}
+		row := []string{ev.ID, ev.Candidate.Formula, strconv.Itoa(ev.Candidate.Generation), strconv.Itoa(ev.Candidate.Island),
+			ev.Candidate.Operator, strconv.FormatBool(ev.Valid), strconv.FormatBool(ev.Feasible), strconv.FormatBool(ev.Stable),
+			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, strings.Join(reasons, "; ")}
+		for _, n := range names {
+			if p, ok := ev.Properties[n]; ok {
+				row = append(row, f(p.Value))
+			} else {
+				row = append(row, "")
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeResultsCIF(w io.Writer, dir string, evs []*messages.Evaluation) error {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, ev := range evs {
+		if dir != "" {
+			if err := local.WriteCIF(dir+string(os.PathSeparator)+ev.ID+".cif", ev.Candidate.Structure); err != nil {
+				return fmt.Errorf("%s: %w", ev.ID, err)
+			}
+			continue
+		}
+		s, err := ev.Candidate.Structure.Crystal()
+		if err != nil {
+			return fmt.Errorf("%s: %w", ev.ID, err)
+		}
+		fmt.Fprintf(w, "# candidate %s\n", ev.ID)
+		if err := crystal.WriteCIF(w, s); err != nil {
+			return fmt.Errorf("%s: %w", ev.ID, err)
+		}
+	}
+	return nil
+}

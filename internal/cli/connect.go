@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sci/crucible/internal/app"
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/client"
+	"github.com/crucible-sci/crucible/internal/store"
+)
+
+// connection holds the flags of the commands that talk to an installation
+// (submit, watch, status, results).
+type connection struct {
+	cfg     app.Config
+	timeout time.Duration
+}
+
+func (c *connection) bind(cmd *cobra.Command) {
+	c.cfg.BindConnection(cmd.Flags())
+	cmd.Flags().DurationVar(&c.timeout, "connect-timeout", 20*time.Second, "give up reaching NATS and Redis after this long")
+}
+
+// open connects a client; the streams are not created (the services do
+// that), so a client needs no more than publish and read permissions.
+func (c *connection) open(ctx context.Context) (*client.Client, func(), error) {
+	c.cfg.NATS.Namespace = c.cfg.Namespace
+	c.cfg.NATS.Name = "crucible-cli"
+	c.cfg.Redis.Namespace = c.cfg.Namespace
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	b, err := bus.Connect(cctx, c.cfg.NATS)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (is NATS running? start one with \"make up\", or use \"crucible local\")", err)
+	}
+	s, err := store.Open(cctx, c.cfg.Redis)
+	if err != nil {
+		b.Close()
+		return nil, nil, fmt.Errorf("%w (is Redis running? start one with \"make up\", or use \"crucible local\")", err)
+	}
+	return &client.Client{Bus: b, Store: s}, func() { b.Close(); _ = s.Close() }, nil
+}
