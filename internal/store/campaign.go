@@ -638,3 +638,35 @@ func (s *Store) EpisodeStats(ctx context.Context, campaign string, episode int) 
 func (s *Store) Seen(ctx context.Context, campaign, fingerprint string) (bool, error) {
 	return s.rdb.HExists(ctx, s.seenKey(campaign), fingerprint).Result()
 }
+
+// ProposedIDs returns the ids of every candidate the campaign's
+// generations published (after deduplication), seeds excluded.
+func (s *Store) ProposedIDs(ctx context.Context, campaign string) ([]string, error) {
+	m, err := s.rdb.HGetAll(ctx, s.gensKey(campaign)).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k, v := range m {
+		if !strings.HasSuffix(k, ":accepted") {
+			continue
+		}
+		var ids []any
+		if err := json.Unmarshal([]byte(v), &ids); err != nil {
+			return nil, fmt.Errorf("store: accepted ids of %s: %w", k, err)
+		}
+		for _, id := range ids[1:] {
+			if s, ok := id.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// PoolIDs returns the member ids of an island's "success" or "failure"
+// pool.
+func (s *Store) PoolIDs(ctx context.Context, campaign string, island int, kind string) ([]string, error) {
+	return s.rdb.ZRange(ctx, s.poolKey(campaign, island, kind), 0, -1).Result()
+}

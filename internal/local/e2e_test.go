@@ -1,0 +1,309 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/service/evaluator"
+	"github.com/crucible-sci/crucible/internal/service/proposer"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reference"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// The oracle and reference tables are loaded once for all tests.
+var (
+	loadOnce sync.Once
+	oracle   evaluator.Oracle
+	refDB    *reference.DB
+	loadErr  error
+)
+
+func deps(t *testing.T) (evaluator.Oracle, *reference.DB) {
+	t.Helper()
+	dir := testenv.DataDir(t)
+	loadOnce.Do(func() {
+		if _, oracle, loadErr = wire.Oracle(dir, 0); loadErr != nil {
+			return
+		}
+		refDB, loadErr = wire.Reference(dir)
+	})
+	if loadErr != nil {
+		t.Fatal(loadErr)
+	}
+	return oracle, refDB
+}
+
+// easyTask is a task many candidates meet, so a short campaign reliably
+// makes discoveries.
+func easyTask() task.Task {
+	return task.Task{
+		Name: "Insulating stable compounds (test)", Goal: "Band gap ≥ 1 eV, formation energy ≤ -0.5 eV/atom",
+		Constraints: []task.Constraint{task.AtLeast("band_gap", 1), task.AtMost("formation_energy_per_atom", -0.5)},
+	}
+}
+
+// servers are the infrastructures a pipeline test runs on: embedded
+// always, and the real servers when CRUCIBLE_TEST_* name them.
+func servers(t *testing.T) map[string]local.Options {
+	out := map[string]local.Options{"embedded": {}}
+	if n, r := testenv.NATSURL(), testenv.RedisURL(); n != "" && r != "" {
+		out["real"] = local.Options{NATSURL: n, RedisURL: r, MemoryStreams: true}
+	}
+	return out
+}
+
+func start(t *testing.T, opts local.Options) *local.Stack {
+	t.Helper()
+	o, db := deps(t)
+	opts.Oracle = o
+	opts.Namespace = testsrv.Namespace()
+	opts.Proposer = func(s *store.Store) proposer.Config { return wire.Proposer(db, s, wire.ProposerOptions{}) }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := local.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		if opts.NATSURL != "" { // leave nothing behind on shared servers
+			cleanup(t, opts)
+		}
+	})
+	return st
+}
+
+// cleanup removes a test's streams and keys from the real servers.
+func cleanup(t *testing.T, opts local.Options) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := local.Start(ctx, local.Options{NATSURL: opts.NATSURL, RedisURL: opts.RedisURL, Namespace: opts.Namespace, NoServices: true, MemoryStreams: true})
+	if err != nil {
+		t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer c.Close()
+	if err := c.Bus.DeleteStreams(ctx); err != nil {
+		t.Errorf("cleanup streams: %v", err)
+	}
+	if err := c.Store.DeleteNamespace(ctx); err != nil {
+		t.Errorf("cleanup keys: %v", err)
+	}
+}
+
+func TestCampaignEndToEnd(t *testing.T) {
+	for name, opts := range servers(t) {
+		t.Run(name, func(t *testing.T) {
+			st := start(t, opts)
+			spec := &messages.CampaignSpec{ID: "e2e-" + name, Task: easyTask(), Budget: 40, Seed: 7, Episodes: 2}
+			res, err := local.Run(context.Background(), st, spec, local.RunOptions{Out: t.TempDir(), Timeout: 4 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCampaign(t, st, spec, res)
+			if len(res.Discoveries) == 0 {
+				t.Errorf("no discovery in %d evaluations with %d hits", len(res.Evaluations), res.Summary.Hits)
+			}
+			if len(res.Reflections) != 2 {
+				t.Errorf("%d reflections, want one per episode (2)", len(res.Reflections))
+			}
+		})
+	}
+}
+
+// checkCampaign asserts the pipeline's guarantees on a finished campaign.
+func checkCampaign(t *testing.T, st *local.Stack, spec *messages.CampaignSpec, res *local.Result) {
+	t.Helper()
+	ctx := context.Background()
+	if res.Summary.State != messages.StateCompleted {
+		t.Fatalf("state %s", res.Summary.State)
+	}
+	// The budget is met exactly, and every proposed candidate is evaluated
+	// exactly once.
+	if len(res.Evaluations) != spec.Budget || res.Summary.Evaluated != spec.Budget {
+		t.Errorf("%d evaluations in the stream, %d counted, budget %d", len(res.Evaluations), res.Summary.Evaluated, spec.Budget)
+	}
+	evaluated := map[string]*messages.Evaluation{}
+	for _, ev := range res.Evaluations {
+		if evaluated[ev.ID] != nil {
+			t.Errorf("candidate %s evaluated twice", ev.ID)
+		}
+		evaluated[ev.ID] = ev
+	}
+	proposed, err := st.Store.ProposedIDs(ctx, spec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for id := range evaluated {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if fmt.Sprint(ids) != fmt.Sprint(proposed) {
+		t.Errorf("evaluated ids differ from proposed ids:\n evaluated %v\n proposed  %v", ids, proposed)
+	}
+	// Counters agree with the evaluations.
+	var want messages.Counters
+	for _, ev := range res.Evaluations {
+		want.Evaluated++
+		count := func(c *int, ok bool) {
+			if ok {
+				*c++
+			}
+		}
+		count(&want.Valid, ev.Valid)
+		count(&want.Hits, ev.Feasible)
+		count(&want.Stable, ev.Stable)
+		count(&want.StableHits, ev.Stable && ev.Feasible)
+		count(&want.Known, ev.Known)
+		count(&want.Novel, ev.Novel)
+	}
+	got := res.Summary.Counters
+	if got.Evaluated != want.Evaluated || got.Valid != want.Valid || got.Hits != want.Hits || got.Stable != want.Stable ||
+		got.StableHits != want.StableHits || got.Known != want.Known || got.Novel != want.Novel || got.Proposed != spec.Budget {
+		t.Errorf("counters %+v, evaluations say %+v", got, want)
+	}
+	if got.Seeds != len(res.Seeds) {
+		t.Errorf("%d seeds counted, %d evaluated", got.Seeds, len(res.Seeds))
+	}
+	// Island pools hold evaluated candidates of their island, successes
+	// feasible and failures not, within the pool size.
+	islandOf := map[string]int{}
+	for _, ev := range append(append([]*messages.Evaluation{}, res.Seeds...), res.Evaluations...) {
+		islandOf[ev.ID] = ev.Candidate.Island
+	}
+	all := append(append([]*messages.Evaluation{}, res.Seeds...), res.Evaluations...)
+	byID := map[string]*messages.Evaluation{}
+	for _, ev := range all {
+		byID[ev.ID] = ev
+	}
+	for i := 0; i < spec.Islands; i++ {
+		for _, kind := range []string{"success", "failure"} {
+			members, err := st.Store.PoolIDs(ctx, spec.ID, i, kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(members) > spec.PoolSize {
+				t.Errorf("island %d %s pool holds %d > %d", i, kind, len(members), spec.PoolSize)
+			}
+			for _, id := range members {
+				ev := byID[id]
+				switch {
+				case ev == nil:
+					t.Errorf("island %d %s pool holds %s, never evaluated", i, kind, id)
+				case ev.Candidate.Island != i:
+					t.Errorf("%s of island %d in the pool of island %d", id, ev.Candidate.Island, i)
+				case ev.Feasible != (kind == "success"):
+					t.Errorf("%s (feasible %v) in the %s pool", id, ev.Feasible, kind)
+				}
+			}
+		}
+	}
+	// Every island receives generations; offspring land on their parents'
+	// island.
+	islands := map[int]int{}
+	withParents := 0
+	for _, ev := range res.Evaluations {
+		c := &ev.Candidate
+		islands[c.Island]++
+		if len(c.Parents) > 0 {
+			withParents++
+		}
+		for _, p := range c.Parents {
+			if pi, ok := islandOf[p]; !ok {
+				t.Errorf("%s: parent %s was never evaluated", c.ID, p)
+			} else if pi != c.Island {
+				t.Errorf("%s on island %d, its parent %s on island %d", c.ID, c.Island, p, pi)
+			}
+		}
+	}
+	if withParents == 0 {
+		t.Error("no candidate has parents: the island check saw nothing")
+	}
+	if len(islands) != spec.Islands {
+		t.Errorf("candidates on %d of %d islands: %v", len(islands), spec.Islands, islands)
+	}
+	// Every discovery is an evaluated, feasible, stable candidate.
+	for _, d := range res.Discoveries {
+		ev := evaluated[d.ID]
+		if ev == nil || !ev.Feasible || !ev.Stable || !ev.Valid {
+			t.Errorf("discovery %s is not an evaluated feasible stable candidate", d.ID)
+		}
+	}
+	if got.Discoveries != len(res.Discoveries) {
+		// The final status is sent before the judge is done; Run takes the
+		// count from the stream, the store must agree once it has caught up.
+		stt, err := st.Store.State(ctx, spec.ID)
+		if err != nil || stt.Counters.Discoveries != len(res.Discoveries) {
+			t.Errorf("store counts %d discoveries, the stream holds %d", stt.Counters.Discoveries, len(res.Discoveries))
+		}
+	}
+}
+
+// TestCrashRecovery kills an evaluator and the reflector mid-campaign
+// (their handlers are cancelled at once, leaving work unacknowledged),
+// restarts them, and checks that nothing was lost or counted twice.
+func TestCrashRecovery(t *testing.T) {
+	for name, opts := range servers(t) {
+		t.Run(name, func(t *testing.T) {
+			// A drain timeout of a millisecond makes stopping a replica a
+			// kill: in-flight handlers are cancelled, not finished.
+			opts.Evaluator.DrainTimeout = time.Millisecond
+			opts.Reflector.DrainTimeout = time.Millisecond
+			opts.Evaluators = 2
+			st := start(t, opts)
+			spec := &messages.CampaignSpec{ID: "crash-" + name, Task: easyTask(), Budget: 60, Seed: 11}
+			done := make(chan struct{})
+			var res *local.Result
+			var runErr error
+			go func() {
+				defer close(done)
+				res, runErr = local.Run(context.Background(), st, spec, local.RunOptions{Timeout: 5 * time.Minute})
+			}()
+			kill := func(kind string, atLeast int) {
+				waitEvaluated(t, st, spec.ID, atLeast)
+				for _, name := range st.Services() {
+					if len(name) > len(kind) && name[:len(kind)] == kind {
+						if err := st.StopService(name); err != nil {
+							t.Logf("%s stopped: %v", name, err)
+						}
+						st.StartService(kind)
+						return
+					}
+				}
+				t.Fatalf("no %s running", kind)
+			}
+			kill("evaluator", 10)
+			kill("reflector", 20)
+			kill("evaluator", 30)
+			kill("reflector", 40)
+			<-done
+			if runErr != nil {
+				t.Fatal(runErr)
+			}
+			checkCampaign(t, st, spec, res)
+		})
+	}
+}
+
+func waitEvaluated(t *testing.T, st *local.Stack, campaign string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		if s, err := st.Store.State(context.Background(), campaign); err == nil && s.Counters.Evaluated >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("campaign %s did not reach %d evaluations", campaign, n)
+}
