@@ -178,11 +178,12 @@ func (e Element) ShannonRadii() []ShannonRadius { return e.data().ShannonRadii }
 func (e Element) IonicRadius(charge int, coordination string) (r float64, ok bool) {
 	want := romanCoordination(coordination)
 	best, bestDiff := 0.0, 1<<30
-	for _, s := range e.data().ShannonRadii {
+	cns := shannonCN[e.data().Z]
+	for i, s := range e.data().ShannonRadii {
 		if s.Charge != charge {
 			continue
 		}
-		diff := romanCoordination(s.Coordination) - want
+		diff := cns[i] - want
 		if diff < 0 {
 			diff = -diff
 		}
@@ -197,14 +198,38 @@ func (e Element) IonicRadius(charge int, coordination string) (r float64, ok boo
 	return best, bestDiff != 1<<30
 }
 
+// shannonCN holds the coordination numbers of each element's Shannon
+// radii, parsed once.
+var shannonCN = func() [MaxZ + 1][]int {
+	var out [MaxZ + 1][]int
+	for z := 1; z <= MaxZ; z++ {
+		rs := elementTable[z].ShannonRadii
+		out[z] = make([]int, len(rs))
+		for i, s := range rs {
+			out[z][i] = romanCoordination(s.Coordination)
+		}
+	}
+	return out
+}()
+
 // romanCoordination converts "VI", "IVSQ", "IVPY", "IIIPY" etc. to a number.
 func romanCoordination(s string) int {
+	values := func(c byte) int {
+		switch c {
+		case 'I':
+			return 1
+		case 'V':
+			return 5
+		case 'X':
+			return 10
+		}
+		return 0
+	}
 	s = strings.TrimSuffix(strings.TrimSuffix(s, "SQ"), "PY")
-	values := map[byte]int{'I': 1, 'V': 5, 'X': 10}
 	n := 0
 	for i := 0; i < len(s); i++ {
-		v := values[s[i]]
-		if i+1 < len(s) && values[s[i+1]] > v {
+		v := values(s[i])
+		if i+1 < len(s) && values(s[i+1]) > v {
 			n -= v
 		} else {
 			n += v
