@@ -371,3 +371,54 @@ func transient(err error) bool {
 	}
 	return false
 }
+
+// Outgoing is one message of PublishAll.
+type Outgoing struct {
+	Subject string
+	Message messages.Message
+}
+
+// PublishAll publishes several messages at once and waits for every
+// acknowledgement, which costs one round trip instead of one per message.
+// A message whose asynchronous publish fails is published again
+// synchronously (with Publish's retries); the result has one error (or
+// nil) per message.
+func (b *Bus) PublishAll(ctx context.Context, out []Outgoing) []error {
+	errs := make([]error, len(out))
+	futures := make([]jetstream.PubAckFuture, len(out))
+	for i, o := range out {
+		data, err := messages.Encode(o.Message)
+		if err != nil {
+			errs[i] = fmt.Errorf("bus: publish %s: %w", o.Subject, err)
+			continue
+		}
+		msg := &nats.Msg{Subject: b.Subject(o.Subject), Data: data, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, o.Message.MsgID())
+		if futures[i], err = b.JS.PublishMsgAsync(msg); err != nil {
+			futures[i] = nil
+		}
+	}
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for i, f := range futures {
+		if errs[i] != nil {
+			continue
+		}
+		ok := false
+		if f != nil {
+			select {
+			case <-f.Ok():
+				ok = true
+			case <-f.Err():
+			case <-timeout.C:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				continue
+			}
+		}
+		if !ok {
+			errs[i] = b.Publish(ctx, out[i].Subject, out[i].Message)
+		}
+	}
+	return errs
+}

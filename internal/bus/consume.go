@@ -70,9 +70,12 @@ func Decode(d *Delivery, m messages.Message) error {
 
 // RunOptions tune a consumer loop.
 type RunOptions struct {
-	// Concurrency is the number of deliveries handled at once (Run), or
-	// the maximum batch size (RunBatch).
+	// Concurrency is the number of deliveries handled at once.
 	Concurrency int
+	// MaxBatch bounds the deliveries handed to one batch call (RunBatch;
+	// default Concurrency): with Concurrency = 2 × MaxBatch, a replica
+	// evaluates one batch while it publishes the previous one.
+	MaxBatch int
 	// DrainTimeout bounds how long in-flight handlers may run after ctx is
 	// cancelled (SIGTERM): they finish and are acknowledged, unless they
 	// take longer, in which case they are redelivered elsewhere.
@@ -116,11 +119,11 @@ func (b *Bus) Run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 			}()
 		}
 		wg.Wait()
-	}, true)
+	})
 }
 
 // RunBatch consumes spec's durable consumer in batches of up to
-// o.Concurrency deliveries, one batch at a time.
+// o.MaxBatch deliveries, with up to o.Concurrency deliveries in flight.
 func (b *Bus) RunBatch(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, h BatchHandler) error {
 	return b.run(ctx, spec, o, func(hctx context.Context, ds []*Delivery) {
 		start := time.Now()
@@ -129,13 +132,13 @@ func (b *Bus) RunBatch(ctx context.Context, spec messages.ConsumerSpec, o RunOpt
 		for i, d := range ds {
 			b.settle(hctx, spec, o, d, errs[i])
 		}
-	}, false)
+	})
 }
 
-// run is the fetch loop shared by Run and RunBatch. With streaming, each
-// fetched group is processed in the background while the loop fetches more
-// for the free slots; otherwise one group at a time.
-func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, process func(context.Context, []*Delivery), streaming bool) error {
+// run is the fetch loop shared by Run and RunBatch: each fetched group is
+// processed in the background while the loop fetches more for the free
+// slots.
+func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, process func(context.Context, []*Delivery)) error {
 	if o.Concurrency < 1 {
 		o.Concurrency = 1
 	}
@@ -167,8 +170,12 @@ func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 			continue
 		}
 		n := 1
+		limit := o.Concurrency
+		if o.MaxBatch > 0 {
+			limit = min(limit, o.MaxBatch)
+		}
 	more:
-		for n < o.Concurrency {
+		for n < limit {
 			select {
 			case slots <- struct{}{}:
 				n++
@@ -208,17 +215,12 @@ func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 				<-slots
 			}
 		}
-		if streaming {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer release()
-				process(hctx, ds)
-			}()
-		} else {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer release()
 			process(hctx, ds)
-			release()
-		}
+		}()
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String()}
 
 			fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d …\n", budget)
-			res, rate, err := benchCampaign(ctx, orc, db, budget, 1, batch, 0, 8)
+			res, rate, err := benchCampaign(ctx, orc, db, budget, 1, batch, 0, 16)
 			if err != nil {
 				return err
 			}

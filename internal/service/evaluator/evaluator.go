@@ -82,6 +82,9 @@ type Service struct {
 
 	mu    sync.Mutex
 	finds map[string]findsEntry
+	// oracleMu lets one batch at a time use the oracle (which uses every
+	// core), while another batch's results are published.
+	oracleMu sync.Mutex
 }
 
 type findsEntry struct {
@@ -127,7 +130,9 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
+	// Two batches in flight: one is evaluated while the other's results
+	// are published and acknowledged.
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: 2 * s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
 }
 
 func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
@@ -169,13 +174,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 		return errs
 	}
 	metricBatch.Observe(float64(len(items)))
-	if s.cfg.Delay > 0 {
-		if err := sleep(ctx, time.Duration(len(items))*s.cfg.Delay); err != nil {
-			return fill(errs, index, err)
-		}
-	}
-	start := time.Now()
-	outs, err := s.oracle.Evaluate(ctx, items)
+	outs, elapsed, err := s.evaluate(ctx, items)
 	if err == nil && len(outs) != len(items) {
 		err = fmt.Errorf("oracle returned %d outcomes for %d items", len(outs), len(items))
 	}
@@ -183,17 +182,38 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 		s.log.Warn("oracle failed on a batch; it will be retried", zap.Int("batch", len(items)), zap.Error(err))
 		return fill(errs, index, err)
 	}
-	perItem := time.Since(start).Seconds() / float64(len(items))
+	perItem := elapsed.Seconds() / float64(len(items))
+	out := make([]bus.Outgoing, len(index))
 	for k, i := range index {
 		ev := Score(specsOf[k], cands[i], &outs[k])
 		ev.Evaluator = s.cfg.Name
-		ev.OracleSeconds = perItem + s.cfg.Delay.Seconds()
-		errs[i] = s.publish(ctx, ev)
-		if errs[i] == nil {
+		ev.OracleSeconds = perItem
+		out[k] = bus.Outgoing{Subject: messages.Subject(messages.SubjectEvaluations, ev.Campaign), Message: ev}
+		s.count(ev)
+	}
+	for k, err := range s.bus.PublishAll(ctx, out) {
+		i := index[k]
+		errs[i] = err
+		if err == nil {
 			metricLatency.Observe(time.Since(cands[i].ProposedAt).Seconds())
 		}
 	}
 	return errs
+}
+
+// evaluate runs the oracle (after the artificial delay, if any) on one
+// batch at a time.
+func (s *Service) evaluate(ctx context.Context, items []Item) ([]Outcome, time.Duration, error) {
+	s.oracleMu.Lock()
+	defer s.oracleMu.Unlock()
+	start := time.Now()
+	if s.cfg.Delay > 0 {
+		if err := sleep(ctx, time.Duration(len(items))*s.cfg.Delay); err != nil {
+			return nil, 0, err
+		}
+	}
+	outs, err := s.oracle.Evaluate(ctx, items)
+	return outs, time.Since(start), err
 }
 
 func fill(errs []error, index []int, err error) []error {
@@ -215,12 +235,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 func (s *Service) publish(ctx context.Context, ev *messages.Evaluation) error {
+	s.count(ev)
+	return s.bus.Publish(ctx, messages.Subject(messages.SubjectEvaluations, ev.Campaign), ev)
+}
+
+func (s *Service) count(ev *messages.Evaluation) {
 	if ev.Valid {
 		metricEvaluated.WithLabelValues("valid").Inc()
 	} else {
 		metricEvaluated.WithLabelValues("invalid").Inc()
 	}
-	return s.bus.Publish(ctx, messages.Subject(messages.SubjectEvaluations, ev.Campaign), ev)
 }
 
 func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Evaluation {
