@@ -1,26 +1,83 @@
-# Crucible — build, test, demo.
-GO        ?= go
-BIN       ?= bin
-PKGS      ?= ./...
-BINARIES  := crucible proposer evaluator reflector judge
+# Crucible — build, test, demo, benchmarks.
+#
+#   make demo    a real campaign on this machine (embedded NATS and Redis)
+#   make test    every test (uses ../shared or CRUCIBLE_DATA when present)
 
-.PHONY: all build test lint demo bench up down clean
+GO       ?= go
+BIN      ?= bin
+PKGS     ?= ./...
+BINARIES := crucible proposer evaluator reflector judge
+
+# Data: CRUCIBLE_DATA if set, else ../shared beside the clone (developers'
+# layout), else the user cache that "crucible data pull" fills.
+CRUCIBLE_DATA ?= $(shell if [ -d ../shared/models/cgcnn ]; then cd ../shared && pwd; fi)
+export CRUCIBLE_DATA
+
+DEMO_TASK   ?= Stable Wide-Bandgap Semiconductors
+DEMO_BUDGET ?= 300
+DEMO_OUT    ?= demo-out
+
+# Local servers for "make up" (real nats-server and redis-server, if
+# installed); state under .run/.
+NATS_PORT  ?= 4222
+REDIS_PORT ?= 6379
+RUN_DIR    := .run
+
+.PHONY: all build test lint demo bench up down clean data
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
-	@for b in $(BINARIES); do \
-		if [ -d cmd/$$b ]; then $(GO) build -o $(BIN)/$$b ./cmd/$$b || exit 1; fi; \
-	done
+	@for b in $(BINARIES); do $(GO) build -trimpath -o $(BIN)/$$b ./cmd/$$b || exit 1; done
+	@echo "built $(BINARIES) into $(BIN)/"
 
 test:
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	$(GO) test -count=1 -timeout 20m $(PKGS)
 
 lint:
 	$(GO) vet $(PKGS)
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@echo "vet and gofmt clean"
+
+# The data the demo needs: present, or pulled from the public sources.
+data: build
+	@if [ -n "$(CRUCIBLE_DATA)" ] && $(BIN)/crucible data check --dir "$(CRUCIBLE_DATA)" >/dev/null 2>&1; then \
+		echo "data: $(CRUCIBLE_DATA)"; \
+	elif $(BIN)/crucible data check >/dev/null 2>&1; then \
+		echo "data: user cache"; \
+	else \
+		$(BIN)/crucible data pull; \
+	fi
+
+demo: build data
+	$(BIN)/crucible local --task "$(DEMO_TASK)" --budget $(DEMO_BUDGET) --out $(DEMO_OUT) --seed 1
+
+bench: build
+	$(BIN)/crucible bench hull
+	$(BIN)/crucible bench predict
+	$(BIN)/crucible bench pipeline
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/crystal ./pkg/hull ./pkg/cgcnn ./pkg/evolve ./pkg/task
+
+up:
+	@mkdir -p $(RUN_DIR)/nats $(RUN_DIR)/redis
+	@if command -v nats-server >/dev/null 2>&1; then \
+		if (exec 3<>/dev/tcp/127.0.0.1/$(NATS_PORT)) 2>/dev/null; then echo "nats: something already answers on $(NATS_PORT)"; \
+		else nats-server -js -a 127.0.0.1 -p $(NATS_PORT) -sd $(RUN_DIR)/nats -l $(RUN_DIR)/nats.log -P $(RUN_DIR)/nats.pid & \
+		echo "nats: started on $(NATS_PORT) (JetStream in $(RUN_DIR)/nats)"; fi; \
+	else echo "nats-server not installed (Debian: apt install nats-server); crucible local embeds one"; fi
+	@if command -v redis-server >/dev/null 2>&1; then \
+		if (exec 3<>/dev/tcp/127.0.0.1/$(REDIS_PORT)) 2>/dev/null; then echo "redis: something already answers on $(REDIS_PORT)"; \
+		else redis-server --daemonize yes --bind 127.0.0.1 --port $(REDIS_PORT) --appendonly yes --dir $(CURDIR)/$(RUN_DIR)/redis \
+			--pidfile $(CURDIR)/$(RUN_DIR)/redis.pid --logfile $(CURDIR)/$(RUN_DIR)/redis.log && \
+		echo "redis: started on $(REDIS_PORT) (AOF in $(RUN_DIR)/redis)"; fi; \
+	else echo "redis-server not installed (Debian: apt install redis-server); crucible local embeds one"; fi
+
+down:
+	@for s in nats redis; do \
+		if [ -f $(RUN_DIR)/$$s.pid ]; then kill $$(cat $(RUN_DIR)/$$s.pid) 2>/dev/null && echo "$$s: stopped"; rm -f $(RUN_DIR)/$$s.pid; fi; \
+	done
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) $(DEMO_OUT)
