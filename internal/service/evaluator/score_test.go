@@ -1,0 +1,73 @@
+package evaluator
+
+import (
+	"testing"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+func spec(t *testing.T, tk task.Task) *messages.CampaignSpec {
+	t.Helper()
+	s := &messages.CampaignSpec{ID: "c", Task: tk, Budget: 10}
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func f(x float64) *float64 { return &x }
+
+func TestScore(t *testing.T) {
+	tk := task.Task{Name: "t", Constraints: []task.Constraint{task.AtLeast("band_gap", 2.5), task.AtMost("formation_energy_per_atom", -1)},
+		Elements: task.ElementRules{Exclude: []string{"Pb"}}}
+	sp := spec(t, tk)
+	props := func(gap, ef float64) map[string]messages.PropertyValue {
+		return map[string]messages.PropertyValue{
+			"band_gap":                  {Value: gap, Unit: "eV", Source: "cgcnn", Uncertainty: 0.388},
+			"formation_energy_per_atom": {Value: ef, Unit: "eV/atom", Source: "cgcnn", Uncertainty: 0.039},
+		}
+	}
+	cases := []struct {
+		name                       string
+		formula                    string
+		out                        Outcome
+		seed                       bool
+		feasible, stable, novel    bool
+		score                      float64
+		missing                    bool
+	}{
+		{"hit, stable, novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.05)}, false, true, true, true, 0.7, false},
+		{"below the hull counts as stable", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(-0.2)}, false, true, true, true, 0.7, false},
+		{"above the threshold", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.11)}, false, true, false, true, 0.7, false},
+		{"gap too small", "NaCl", Outcome{Valid: true, Properties: props(2.0, -2), EAboveHull: f(0)}, false, false, true, true, 0.4, false},
+		{"known", "NaCl", Outcome{Valid: true, Known: true, Properties: props(3.5, -2)}, false, true, false, false, 0.7, false},
+		{"seed is never novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2)}, true, true, false, false, 0.7, false},
+		{"excluded element", "PbF2", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0)}, false, false, true, true, 0.7, false},
+		{"invalid", "NaCl", Outcome{Valid: false, Reasons: []messages.Reason{{Code: "overlap"}}}, false, false, false, false, -1, true},
+		{"missing property", "NaCl", Outcome{Valid: true, Properties: map[string]messages.PropertyValue{"band_gap": {Value: 3.5}}}, false, false, false, true, 0, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: tc.formula, Seed: tc.seed}
+			ev := Score(sp, c, &tc.out)
+			if ev.Feasible != tc.feasible || ev.Stable != tc.stable || ev.Novel != tc.novel {
+				t.Errorf("feasible %v stable %v novel %v, want %v %v %v", ev.Feasible, ev.Stable, ev.Novel, tc.feasible, tc.stable, tc.novel)
+			}
+			if tc.name != "missing property" && (ev.Score < tc.score-1e-9 || ev.Score > tc.score+1e-9) {
+				t.Errorf("score %v, want %v", ev.Score, tc.score)
+			}
+			missing := false
+			for _, m := range ev.Margins {
+				missing = missing || m.Missing
+			}
+			if missing != tc.missing {
+				t.Errorf("missing margins %v, want %v (%+v)", missing, tc.missing, ev.Margins)
+			}
+			if len(ev.Margins) != 2 {
+				t.Errorf("%d margins, want one per constraint", len(ev.Margins))
+			}
+		})
+	}
+}

@@ -1,0 +1,66 @@
+package proposer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+func rockSalt(t *testing.T, formula string) *crystal.Structure {
+	t.Helper()
+	p, err := crystal.PrototypeByName("rocksalt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := crystal.Build(p, crystal.MustParseFormula(formula))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Structure
+}
+
+func TestCheckerEnforcesDirectives(t *testing.T) {
+	spec := &messages.CampaignSpec{ID: "c", Budget: 10, Task: task.Task{Name: "t",
+		Constraints: []task.Constraint{task.AtLeast("band_gap", 1)}, Elements: task.ElementRules{Exclude: []string{"Cd"}}}}
+	spec.ApplyDefaults()
+	dirs := []messages.Directive{
+		{Kind: messages.DirectiveCapComposition, Formula: "MgO", Limit: 2, Reason: "3 queries, none stable"},
+		{Kind: messages.DirectiveExcludeElement, Element: "Ba", Reason: "never a hit"},
+		{Kind: messages.DirectiveAvoidSystem, System: "Ca-S", Reason: "three capped compositions"},
+	}
+	counts := map[string]int{"MgO": 1}
+	k := newChecker(spec, dirs, counts, func(string) bool { return false }, CheckOptions{})
+	cases := []struct {
+		formula string
+		code    string // "" when accepted
+	}{
+		{"MgO", ""},          // 1 query so far, the cap is 2
+		{"MgO", "directive"}, // the pending one fills the cap
+		{"BaO", "directive"},
+		{"CaS", "directive"},
+		{"CdO", "element_rule"},
+		{"NaCl", ""},
+	}
+	for i, tc := range cases {
+		c := &messages.Candidate{}
+		reasons := k.check(Proposed{Structure: rockSalt(t, tc.formula)}, c)
+		switch {
+		case tc.code == "" && len(reasons) > 0:
+			t.Errorf("%d %s rejected: %v", i, tc.formula, reasons)
+		case tc.code == "" && !strings.HasPrefix(c.Fingerprint, tc.formula+"-"):
+			t.Errorf("%d %s: fingerprint %q", i, tc.formula, c.Fingerprint)
+		case tc.code != "" && (len(reasons) == 0 || reasons[0].Code != tc.code):
+			t.Errorf("%d %s: reasons %v, want code %s", i, tc.formula, reasons, tc.code)
+		}
+	}
+	// A stated formula that disagrees with the structure is rejected.
+	if r := k.check(Proposed{Structure: rockSalt(t, "NaCl"), Formula: "NaCl2"}, &messages.Candidate{}); len(r) == 0 || r[0].Code != string(crystal.ReasonFormulaMismatch) {
+		t.Errorf("formula mismatch: %v", r)
+	}
+	if r := k.check(Proposed{}, &messages.Candidate{}); len(r) == 0 || r[0].Code != "no_structure" {
+		t.Errorf("no structure: %v", r)
+	}
+}
