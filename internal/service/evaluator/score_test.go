@@ -30,13 +30,13 @@ func TestScore(t *testing.T) {
 		}
 	}
 	cases := []struct {
-		name                       string
-		formula                    string
-		out                        Outcome
-		seed                       bool
-		feasible, stable, novel    bool
-		score                      float64
-		missing                    bool
+		name                    string
+		formula                 string
+		out                     Outcome
+		seed                    bool
+		feasible, stable, novel bool
+		score                   float64
+		missing                 bool
 	}{
 		{"hit, stable, novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.05)}, false, true, true, true, 0.7, false},
 		{"below the hull counts as stable", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(-0.2)}, false, true, true, true, 0.7, false},
