@@ -199,6 +199,10 @@ with "crucible data pull").`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
+			llmClient, err := localLLM(spec, &llmCfg)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
 			if data == "" {
 				if data, err = datadir.Find(); err != nil {
 					return err
@@ -231,10 +235,6 @@ with "crucible data pull").`,
 				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
 			}
 			opts.Evaluator.Delay = delay
-			llmClient, err := localLLM(spec, &llmCfg)
-			if err != nil {
-				return &exitError{code: 2, err: err}
-			}
 			opts.Proposer = func(s *store.Store) proposer.Config {
 				po := wire.ProposerOptions{Baseline: baseline}
 				if llmClient != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -376,15 +377,18 @@ func TestConfigValidate(t *testing.T) {
 		{"template", func(c *Config) { c.Template = "../v1" }},
 	}
 	for _, tc := range cases {
-		c := Config{Model: "m"}.WithDefaults()
+		c := Config{Model: "m", APIKey: "sk-test"}.WithDefaults()
 		tc.edit(&c)
 		err := c.Validate()
 		if err == nil || !containsAny(err.Error(), []string{tc.field}) {
 			t.Errorf("%s: error %v", tc.field, err)
 		}
 	}
-	if err := (Config{}).WithDefaults().Validate(); err != nil {
+	if err := (Config{APIKey: "sk-test"}).WithDefaults().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
+	}
+	if err := (Config{}).WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "API key") {
+		t.Fatalf("OpenAI without a key: %v", err)
 	}
 }
 

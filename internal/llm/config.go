@@ -148,6 +148,9 @@ func (c Config) Validate() error {
 	if u.User != nil {
 		return errors.New("llm: url: credentials in the URL; give the key in CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE")
 	}
+	if u.Host == "api.openai.com" && c.APIKey == "" {
+		return errors.New("llm: OpenAI needs an API key: set CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE (or --llm-url for a local server)")
+	}
 	switch {
 	case c.Temperature < 0 || c.Temperature > 2 || math.IsNaN(c.Temperature):
 		return fmt.Errorf("llm: temperature: %v outside [0, 2]", c.Temperature)
