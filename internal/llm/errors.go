@@ -79,6 +79,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// RetryDelay is the wait the server asked for (0: none): the proposer
+// redelivers the generation no sooner.
+func (e *Error) RetryDelay() time.Duration { return e.RetryAfter }
+
 // Is matches the sentinel of the error's kind.
 func (e *Error) Is(target error) bool {
 	switch e.Kind {

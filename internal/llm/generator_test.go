@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crucible-sci/crucible/internal/llm/llmtest"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
@@ -211,5 +212,19 @@ func TestProposeModelAndTemperature(t *testing.T) {
 	}
 	if _, err := g.Propose(context.Background(), in); !errors.Is(err, proposer.ErrExhausted) {
 		t.Fatalf("error %v, want ErrExhausted", err)
+	}
+}
+
+func TestProposeLongRetryAfterIsPassedOn(t *testing.T) {
+	srv := llmtest.New(t, nil)
+	srv.Script(llmtest.Reply{Status: 429, Error: "Rate limit reached", Header: llmtest.RetryAfter(300)})
+	g := testGenerator(t, srv, Config{})
+	_, err := g.Propose(context.Background(), fixtureInput(t))
+	var later interface{ RetryDelay() time.Duration }
+	if !errors.Is(err, ErrRateLimited) || !errors.As(err, &later) || later.RetryDelay() != 300*time.Second {
+		t.Fatalf("error %v: the proposer cannot tell when to retry", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests: a wait longer than MaxRetryAfter is not waited in place", n)
 	}
 }

@@ -222,6 +222,12 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		exhausted := errors.Is(gerr, ErrExhausted)
 		if !exhausted && d.Deliveries < uint64(s.cfg.MaxAttempts) {
 			log.Warn("generator failed; the request will be retried", zap.Error(gerr), zap.Uint64("delivery", d.Deliveries))
+			// A service that said when to come back (Retry-After) is
+			// asked again no sooner.
+			var later interface{ RetryDelay() time.Duration }
+			if errors.As(gerr, &later) && later.RetryDelay() > 0 {
+				return bus.RetryAfter(gerr, later.RetryDelay())
+			}
 			return gerr
 		}
 		// Give up on this generation, as data: it is recorded empty with
