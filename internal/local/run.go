@@ -95,7 +95,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		return nil, err
 	}
 	res := &Result{Status: status, Summary: status.Summary}
-	if err := collect(ctx, cl, spec.ID, res); err != nil {
+	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM, res); err != nil {
 		return nil, err
 	}
 	// The judge counts discoveries after the final status was sent: take
@@ -132,8 +132,9 @@ func waitIdle(ctx context.Context, cl *client.Client, consumer string) error {
 }
 
 // collect reads a campaign's evaluations, verdicts and reflections back
-// from the streams.
-func collect(ctx context.Context, cl *client.Client, campaign string, res *Result) error {
+// from the streams, and its LLM prompts with withPrompts (following a
+// subject without messages costs a fetch timeout).
+func collect(ctx context.Context, cl *client.Client, campaign string, withPrompts bool, res *Result) error {
 	err := cl.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
 		var ev messages.Evaluation
 		if err := messages.Decode(data, &ev); err != nil {
@@ -173,7 +174,7 @@ func collect(ctx context.Context, cl *client.Client, campaign string, res *Resul
 		}
 		return false, nil
 	})
-	if err != nil {
+	if err != nil || !withPrompts {
 		return err
 	}
 	return cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, campaign), true, func(_ string, data []byte) (bool, error) {
