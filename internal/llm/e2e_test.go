@@ -81,7 +81,10 @@ func TestCampaignAgainstFakeModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := &messages.CampaignSpec{ID: "llm-e2e", Task: tk, Budget: 36, Seed: 7,
+	// k = 4 demonstrations of each kind: the two seeds of an island are
+	// usually its best successes, so with LLEMA's k = 2 the model's own
+	// successes would rarely show.
+	spec := &messages.CampaignSpec{ID: "llm-e2e", Task: tk, Budget: 36, Seed: 7, TopK: 4,
 		Generator: messages.GeneratorSpec{Kind: messages.GeneratorLLM}}
 	res, err := local.Run(ctx, st, spec, local.RunOptions{Timeout: 2 * time.Minute})
 	if err != nil {
@@ -135,6 +138,7 @@ func TestCampaignAgainstFakeModel(t *testing.T) {
 			t.Errorf("exchange %d of generation %d: %s %s", p.Index, p.Generation, p.Outcome, p.Error)
 		}
 	}
+	t.Logf("%d demonstrations of the model's own earlier candidates in later prompts", shown)
 	if shown == 0 {
 		t.Fatal("no prompt showed a candidate the model made in an earlier generation")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -122,7 +123,12 @@ func (g *Generator) Propose(ctx context.Context, in *proposer.Input) (*proposer.
 			return out, fmt.Errorf("%w: %s", proposer.ErrExhausted, budgetMessage(err))
 		case errors.Is(err, ErrRefused):
 			rec.Outcome = messages.PromptFailed
-			return out, fmt.Errorf("%w: the LLM endpoint refuses the campaign's requests (model %q): %v", proposer.ErrExhausted, model, err)
+			hint := ""
+			var e *Error
+			if errors.As(err, &e) && e.Status == http.StatusNotFound {
+				hint = fmt.Sprintf(" (is the model's name right, and %s the endpoint up to /v1?)", g.client.cfg.BaseURL)
+			}
+			return out, fmt.Errorf("%w: the LLM endpoint refuses the campaign's requests (model %q): %v%s", proposer.ErrExhausted, model, err, hint)
 		}
 		rec.Outcome = messages.PromptFailed
 		if errors.Is(err, ErrContextLength) {
@@ -178,8 +184,9 @@ func (g *Generator) answered(ctx context.Context, in *proposer.Input, comp *Comp
 	metricCandidates.WithLabelValues("rejected").Add(float64(len(rejs)))
 }
 
-// parse reads an answer's candidates. At most the generation's slots are
-// taken; candidates beyond them are ignored.
+// parse reads an answer's candidates. Up to twice the generation's slots
+// are handed on (the proposer publishes the first that pass its checks, up
+// to the slots); candidates beyond them are ignored.
 func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Completion) ([]proposer.Proposed, []proposer.Rejected) {
 	reject := func(p proposer.Proposed, code, detail string) proposer.Rejected {
 		return proposer.Rejected{Proposed: p, Reasons: []messages.Reason{{Code: code, Detail: detail}}}
@@ -203,7 +210,7 @@ func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Complet
 	var rejs []proposer.Rejected
 	fingerprints := map[string]int{}
 	for i, raw := range ex.Candidates {
-		if len(cands) >= in.Request.Slots {
+		if len(cands) >= 2*in.Request.Slots {
 			break
 		}
 		c, s, err := crystal.ParseCandidateJSON(raw)

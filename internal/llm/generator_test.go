@@ -45,7 +45,9 @@ func TestProposeAnswers(t *testing.T) {
 		{file: "fenced.md", formulas: []string{"ZnS", "GaN"}},
 		{file: "prose.txt", formulas: []string{"ZnS", "GaN"}},
 		{file: "think.txt", formulas: []string{"ZnS", "GaN"}},
-		{file: "well_formed.json", slots: 1, formulas: []string{"ZnS"}},
+		// Candidates beyond the slots are handed on (up to twice as many):
+		// the proposer publishes the first that pass its checks.
+		{file: "well_formed.json", slots: 1, formulas: []string{"ZnS", "GaN"}},
 		{file: "truncated.txt", formulas: []string{"ZnS"}, rejected: []string{"truncated"}},
 		{file: "malformed_second.txt", formulas: []string{"ZnS"}, rejected: []string{"bad_json"}},
 		{file: "wrong_lengths.json", formulas: []string{"ZnS"}, rejected: []string{"length_mismatch"}, rejFormula: "MgO"},
