@@ -147,7 +147,7 @@ func TestProposerWithScriptedModel(t *testing.T) {
 	for _, s := range steps {
 		srv.Script(s.replies...)
 	}
-	st := stack(t, srv, llm.Config{MaxRetries: 1, Timeout: 300 * time.Millisecond})
+	st := stack(t, srv, llm.Config{MaxRetries: 1, Timeout: time.Second})
 	spec := submit(t, st, "scripted", nil)
 
 	waitFor(t, "the good answer's candidates", func() bool {
