@@ -1,6 +1,7 @@
 // Command proposer starts submitted campaigns and proposes their candidates
 // with the configured generators (evolve: LLEMA's chemistry rules as
-// operators; llm: an OpenAI-compatible model). Run any number of replicas.
+// operators; llm: an OpenAI-compatible model, offered when --llm-url or
+// --llm-model is set). Run any number of replicas.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/datadir"
+	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/wire"
 )
@@ -20,24 +22,42 @@ func main() {
 		data        string
 		concurrency int
 		baseline    bool
+		llmCfg      llm.Config
 	)
 	app.Exit(app.Main("proposer", "Crucible proposer: campaigns in, candidates out",
-		"The proposer consumes submissions (durable consumer \"proposer-submit\" on CAMPAIGNS) and generation requests (\"proposer\" on PROPOSE), and publishes crucible.candidates.<campaign>. It reads the reference tables from the data directory (seed materials, known formulas).",
+		"The proposer consumes submissions (durable consumer \"proposer-submit\" on CAMPAIGNS) and generation requests (\"proposer\" on PROPOSE), and publishes crucible.candidates.<campaign>, and the LLM prompts of generator llm on crucible.campaigns.prompts.<campaign>. It reads the reference tables from the data directory (seed materials, known formulas). The LLM's API key comes from CRUCIBLE_LLM_API_KEY or the file named by CRUCIBLE_LLM_API_KEY_FILE.",
 		func(cmd *cobra.Command) {
 			f := cmd.Flags()
 			def, _ := datadir.Dir()
 			f.StringVar(&data, "data", def, "data directory with data/ [CRUCIBLE_DATA]")
 			f.IntVar(&concurrency, "concurrency", app.EnvInt("CRUCIBLE_PROPOSER_CONCURRENCY", 4), "generation requests handled at once [CRUCIBLE_PROPOSER_CONCURRENCY]")
 			f.BoolVar(&baseline, "random-baseline", false, "replace the evolve generator by the random-substitution baseline (comparisons only)")
+			llmCfg.BindFlags(f, true)
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
 			db, err := wire.Reference(data)
 			if err != nil {
 				return nil, nil, err
 			}
-			cfg := wire.Proposer(db, in.Store, wire.ProposerOptions{Baseline: baseline})
+			opts := wire.ProposerOptions{Baseline: baseline}
+			collectors := proposer.Collectors()
+			if llmCfg.Enabled() {
+				if llmCfg.APIKey, err = llm.APIKeyFromEnv(); err != nil {
+					return nil, nil, err
+				}
+				client, err := llm.NewClient(llmCfg)
+				if err != nil {
+					return nil, nil, err
+				}
+				if opts.LLM, err = llm.NewGenerator(client, in.Store); err != nil {
+					return nil, nil, err
+				}
+				collectors = append(collectors, llm.Collectors()...)
+				in.Log.Info("generator llm offered", client.Config().LogFields()...)
+			}
+			cfg := wire.Proposer(db, in.Store, opts)
 			cfg.Concurrency = concurrency
 			cfg.DrainTimeout = in.Config.DrainTimeout
-			return proposer.New(in.Bus, in.Store, in.Log, cfg), proposer.Collectors(), nil
+			return proposer.New(in.Bus, in.Store, in.Log, cfg), collectors, nil
 		}))
 }

@@ -328,10 +328,45 @@ func (b *Bus) settle(ctx context.Context, spec messages.ConsumerSpec, o RunOptio
 		_ = d.msg.Term()
 	default:
 		metricHandled.WithLabelValues(spec.Name, "retry").Inc()
-		delay := retryDelay(d.Deliveries)
+		delay := nakDelay(d.Deliveries, err)
 		log.Info("handler failed; retrying", zap.Error(err), zap.Uint64("deliveries", d.Deliveries), zap.Duration("delay", delay))
 		_ = d.msg.NakWithDelay(delay)
 	}
+}
+
+// DelayError asks for a failed message to be redelivered no sooner than
+// after Delay: the handler depends on a service that said when to come
+// back (an LLM endpoint's Retry-After).
+type DelayError struct {
+	Delay time.Duration
+	Err   error
+}
+
+func (e *DelayError) Error() string { return e.Err.Error() }
+
+func (e *DelayError) Unwrap() error { return e.Err }
+
+// RetryAfter wraps err so that the message is redelivered after at least
+// d (at most MaxRetryAfter).
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &DelayError{Delay: min(d, MaxRetryAfter), Err: err}
+}
+
+// MaxRetryAfter bounds the redelivery delay a handler may ask for.
+const MaxRetryAfter = 10 * time.Minute
+
+// nakDelay is the redelivery delay of a failed message: the backoff, or
+// the delay the handler asked for when longer.
+func nakDelay(deliveries uint64, err error) time.Duration {
+	delay := retryDelay(deliveries)
+	var de *DelayError
+	if errors.As(err, &de) && de.Delay > delay {
+		delay = de.Delay
+	}
+	return delay
 }
 
 // retryDelay backs off exponentially with jitter: ~0.2 s, 0.4 s, … ≤ 10 s.

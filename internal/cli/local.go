@@ -19,6 +19,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/datadir"
+	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -39,6 +40,7 @@ type campaignFlags struct {
 	seed                         uint64
 	generator, model             string
 	temperature, threshold       float64
+	maxLLMCalls                  int
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -56,6 +58,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.generator, "generator", "", "evolve (default) or llm")
 	fl.StringVar(&f.model, "model", "", "LLM model for --generator llm")
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
+	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
 }
 
@@ -121,6 +124,9 @@ func (f *campaignFlags) spec() (*messages.CampaignSpec, error) {
 	if f.temperature != 0 {
 		spec.Generator.Temperature = f.temperature
 	}
+	if f.maxLLMCalls != 0 {
+		spec.Generator.MaxLLMCalls = f.maxLLMCalls
+	}
 	if f.threshold != 0 {
 		spec.StabilityThreshold = f.threshold
 	}
@@ -162,6 +168,7 @@ func newLocalCmd() *cobra.Command {
 		delay, timeout    time.Duration
 		baseline, asJSON  bool
 		quiet, verbose    bool
+		llmCfg            llm.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "local --task NAME --budget N [--out DIR]",
@@ -177,6 +184,7 @@ campaign, shows its progress and writes its results to DIR:
   discoveries/<id>.cif   their structures
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
+  prompts.jsonl          generator llm: every prompt sent and its answer
   summary.json           evaluated, hits, stable, discoveries, hit_rate,
                          stability_rate, memorization_rate,
                          unique_compositions, pareto_front, wall_seconds, …
@@ -188,6 +196,10 @@ with "crucible data pull").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := cf.spec()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			llmClient, err := localLLM(spec, &llmCfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -224,7 +236,15 @@ with "crucible data pull").`,
 			}
 			opts.Evaluator.Delay = delay
 			opts.Proposer = func(s *store.Store) proposer.Config {
-				return wire.Proposer(db, s, wire.ProposerOptions{Baseline: baseline})
+				po := wire.ProposerOptions{Baseline: baseline}
+				if llmClient != nil {
+					// The client (and its limits) is shared by the replicas.
+					gen, err := llm.NewGenerator(llmClient, s)
+					if err == nil {
+						po.LLM = gen
+					}
+				}
+				return wire.Proposer(db, s, po)
 			}
 			st, err := local.Start(ctx, opts)
 			if err != nil {
@@ -242,6 +262,9 @@ with "crucible data pull").`,
 			}
 			if err != nil {
 				return err
+			}
+			if res.Status != nil && res.Status.State == messages.StateExhausted && !quiet {
+				fmt.Fprintf(stderr, "campaign exhausted: %s\n", res.Status.Message)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
@@ -265,7 +288,30 @@ with "crucible data pull").`,
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
+	llmCfg.BindFlags(f, false)
 	return cmd
+}
+
+// localLLM builds the LLM client of a local run with --generator llm: the
+// endpoint and limits from the --llm-* flags, the model and temperature
+// from the campaign (--model, --temperature), the key from
+// CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE. Other generators need
+// none.
+func localLLM(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
+	if spec.Generator.Kind != messages.GeneratorLLM {
+		return nil, nil
+	}
+	if spec.Generator.Model == "" {
+		return nil, errors.New("--generator llm needs --model NAME (and --llm-url URL for a server other than OpenAI)")
+	}
+	c := *cfg
+	c.Model, c.Temperature = spec.Generator.Model, spec.Generator.Temperature
+	key, err := llm.APIKeyFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	c.APIKey = key
+	return llm.NewClient(c)
 }
 
 func generatorLabel(spec *messages.CampaignSpec, baseline bool) string {

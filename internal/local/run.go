@@ -32,6 +32,7 @@ type Result struct {
 	Discoveries []*messages.Verdict
 	Verdicts    []*messages.Verdict // rejected by the judge
 	Reflections []*messages.Reflection
+	Prompts     []*messages.Prompt // LLM exchanges (generator llm)
 }
 
 // RunOptions configure Run.
@@ -94,7 +95,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		return nil, err
 	}
 	res := &Result{Status: status, Summary: status.Summary}
-	if err := collect(ctx, cl, spec.ID, res); err != nil {
+	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM, res); err != nil {
 		return nil, err
 	}
 	// The judge counts discoveries after the final status was sent: take
@@ -131,8 +132,9 @@ func waitIdle(ctx context.Context, cl *client.Client, consumer string) error {
 }
 
 // collect reads a campaign's evaluations, verdicts and reflections back
-// from the streams.
-func collect(ctx context.Context, cl *client.Client, campaign string, res *Result) error {
+// from the streams, and its LLM prompts with withPrompts (following a
+// subject without messages costs a fetch timeout).
+func collect(ctx context.Context, cl *client.Client, campaign string, withPrompts bool, res *Result) error {
 	err := cl.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
 		var ev messages.Evaluation
 		if err := messages.Decode(data, &ev); err != nil {
@@ -165,10 +167,20 @@ func collect(ctx context.Context, cl *client.Client, campaign string, res *Resul
 			return err
 		}
 	}
-	return cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectReflections, campaign), true, func(_ string, data []byte) (bool, error) {
+	err = cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectReflections, campaign), true, func(_ string, data []byte) (bool, error) {
 		var r messages.Reflection
 		if err := messages.Decode(data, &r); err == nil {
 			res.Reflections = append(res.Reflections, &r)
+		}
+		return false, nil
+	})
+	if err != nil || !withPrompts {
+		return err
+	}
+	return cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, campaign), true, func(_ string, data []byte) (bool, error) {
+		var p messages.Prompt
+		if err := messages.Decode(data, &p); err == nil {
+			res.Prompts = append(res.Prompts, &p)
 		}
 		return false, nil
 	})
@@ -176,7 +188,8 @@ func collect(ctx context.Context, cl *client.Client, campaign string, res *Resul
 
 // Write stores a result in dir: evaluations.jsonl (one evaluation per
 // line, with its candidate id), seeds.jsonl, discoveries.jsonl,
-// discoveries/<id>.cif, reflections.jsonl and summary.json.
+// discoveries/<id>.cif, reflections.jsonl, prompts.jsonl (the LLM
+// exchanges, generator llm only) and summary.json.
 func Write(dir string, res *Result) error {
 	if err := os.MkdirAll(filepath.Join(dir, "discoveries"), 0o755); err != nil {
 		return err
@@ -195,6 +208,11 @@ func Write(dir string, res *Result) error {
 	}
 	if err := writeJSONL(filepath.Join(dir, "reflections.jsonl"), res.Reflections); err != nil {
 		return err
+	}
+	if len(res.Prompts) > 0 {
+		if err := writeJSONL(filepath.Join(dir, "prompts.jsonl"), res.Prompts); err != nil {
+			return err
+		}
 	}
 	for _, d := range res.Discoveries {
 		if err := WriteCIF(filepath.Join(dir, "discoveries", d.ID+".cif"), d.Evaluation.Candidate.Structure); err != nil {
@@ -279,7 +297,15 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		fmt.Fprintf(w, "  Pareto front: %s\n", strings.Join(names, ", "))
 	}
 	if s.LLMCalls > 0 {
-		fmt.Fprintf(w, "  LLM: %d calls, %d prompt + %d completion tokens\n", s.LLMCalls, s.PromptTokens, s.CompletionTokens)
+		fmt.Fprintf(w, "  LLM: %d calls (%d requests), %d prompt + %d completion tokens, %.0f + %.0f per call",
+			s.LLMCalls, s.LLMRequests, s.PromptTokens, s.CompletionTokens, s.PromptTokensPerCall, s.CompletionTokensPerCall)
+		if s.TokensPerHit > 0 {
+			fmt.Fprintf(w, ", %.0f per hit", s.TokensPerHit)
+		}
+		if s.TokensPerStable > 0 {
+			fmt.Fprintf(w, ", %.0f per stable hit", s.TokensPerStable)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  %.1f s\n", s.WallSeconds)
 }

@@ -133,6 +133,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	c.Generations, c.EmptyGenerations, c.Rejected = st.Int("generations"), st.Int("empty_generations"), st.Int("rejected")
 	c.Discoveries, c.LLMCalls = st.Int("discoveries"), st.Int("llm_calls")
 	c.PromptTokens, c.CompletionTokens = st.Int("prompt_tokens"), st.Int("completion_tokens")
+	c.LLMRequests = st.Int("llm_requests")
 	return st, nil
 }
 

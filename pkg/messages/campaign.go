@@ -43,7 +43,18 @@ type GeneratorSpec struct {
 	// Temperature of sampling (llm only); 0 means the proposer's default
 	// (LLEMA samples at 0.8).
 	Temperature float64 `json:"temperature,omitempty"`
+	// MaxLLMCalls bounds the LLM requests of the campaign (llm only),
+	// retries included: answers without a usable candidate cost calls, not
+	// evaluations, so this is what ends a campaign whose model cannot
+	// produce valid structures. Default DefaultLLMCallsPerSlot × ⌈budget /
+	// batch size⌉; when spent the campaign ends as exhausted.
+	MaxLLMCalls int `json:"max_llm_calls,omitempty"`
 }
+
+// DefaultLLMCallsPerSlot is the default LLM call budget per generation the
+// evaluation budget needs (GeneratorSpec.MaxLLMCalls): room for answers
+// without a usable candidate and for retries.
+const DefaultLLMCallsPerSlot = 4
 
 // Defaults of a campaign (LLEMA §2.4 and App. D.2 where they come from).
 const (
@@ -114,6 +125,9 @@ func (c *CampaignSpec) ApplyDefaults() {
 	setDefault(&c.Islands, DefaultIslands)
 	setDefault(&c.Episodes, DefaultEpisodes)
 	setDefault(&c.BatchSize, DefaultBatchSize)
+	if c.Generator.Kind == GeneratorLLM && c.Generator.MaxLLMCalls == 0 && c.Budget > 0 {
+		c.Generator.MaxLLMCalls = DefaultLLMCallsPerSlot * ((c.Budget + c.BatchSize - 1) / c.BatchSize)
+	}
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
 	setDefault(&c.PoolSize, DefaultPoolSize)
@@ -169,6 +183,9 @@ func (c *CampaignSpec) Validate() error {
 	}
 	if t := c.Generator.Temperature; t < 0 || t > 2 || math.IsNaN(t) {
 		return invalid("campaign.generator.temperature", "%v outside [0, 2]", t)
+	}
+	if c.Generator.MaxLLMCalls < 0 {
+		return invalid("campaign.generator.max_llm_calls", "%d is negative", c.Generator.MaxLLMCalls)
 	}
 	for _, f := range []struct {
 		name     string

@@ -97,6 +97,11 @@ type Counters struct {
 	LLMCalls         int `json:"llm_calls"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	// LLMRequests counts every LLM request sent, retries after rate limits
+	// and failures included (what a campaign's max_llm_calls bounds);
+	// LLMCalls only the completions that answered, with their tokens (the
+	// server's usage, or estimates).
+	LLMRequests int `json:"llm_requests,omitempty"`
 }
 
 // ParetoPoint is a candidate on the Pareto front of the constraint margins.
@@ -122,8 +127,10 @@ type Summary struct {
 	// MemorizationRate = candidates whose formula is in the reference data
 	// / evaluated (LLEMA §4.2).
 	MemorizationRate float64 `json:"memorization_rate"`
-	// MemorizationByGeneration is the memorisation rate of each block of
-	// generations, in order, for the trend LLEMA's Fig. 4 shows.
+	// MemorizationByGeneration is the memorisation rate of each generation
+	// with evaluations, in order (LLEMA Fig. 4 and Fig. 7); a campaign of
+	// more generations than fit a status message reports consecutive
+	// blocks of generations instead.
 	MemorizationByGeneration []float64 `json:"memorization_by_generation,omitempty"`
 	UniqueCompositions       int       `json:"unique_compositions"`
 	// SDE = stable novel discoveries per oracle query (MADE §4.4).
@@ -135,6 +142,10 @@ type Summary struct {
 	TokensPerHit    float64       `json:"tokens_per_hit,omitempty"`
 	TokensPerStable float64       `json:"tokens_per_stable,omitempty"`
 	WallSeconds     float64       `json:"wall_seconds"`
+	// PromptTokensPerCall and CompletionTokensPerCall are the LLM's mean
+	// tokens per answered call (LLEMA Table 10 reports 563 and 176).
+	PromptTokensPerCall     float64 `json:"prompt_tokens_per_call,omitempty"`
+	CompletionTokensPerCall float64 `json:"completion_tokens_per_call,omitempty"`
 }
 
 // Status is a campaign status event.

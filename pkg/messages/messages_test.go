@@ -165,3 +165,53 @@ func TestSubjects(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptValidate(t *testing.T) {
+	valid := func() *Prompt {
+		return &Prompt{Schema: SchemaVersion, Campaign: "wbg-1", Generation: 3, Attempt: 1, Index: 0, Outcome: PromptAnswered,
+			Template: "v1", Model: "m", User: "…", PromptTokens: 10, CompletionTokens: 5, Requests: 1}
+	}
+	if err := valid().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := valid().MsgID(); got != "prompt/wbg-1/g3/a1/0" {
+		t.Fatalf("MsgID %q", got)
+	}
+	cases := []struct {
+		field string
+		edit  func(*Prompt)
+	}{
+		{"prompt.campaign", func(p *Prompt) { p.Campaign = "a b" }},
+		{"prompt.generation", func(p *Prompt) { p.Generation = -1 }},
+		{"prompt.attempt", func(p *Prompt) { p.Attempt = 0 }},
+		{"prompt.index", func(p *Prompt) { p.Index = -1 }},
+		{"prompt.tokens", func(p *Prompt) { p.PromptTokens = -1 }},
+		{"prompt.outcome", func(p *Prompt) { p.Outcome = "maybe" }},
+		{"prompt.answer", func(p *Prompt) { p.Answer = strings.Repeat("x", MaxPromptAnswer+1) }},
+		{"prompt.schema", func(p *Prompt) { p.Schema = 99 }},
+	}
+	for _, c := range cases {
+		p := valid()
+		c.edit(p)
+		if err := p.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s: %v", c.field, err)
+		}
+	}
+}
+
+func TestLLMCallBudgetDefault(t *testing.T) {
+	c := validCampaign(t)
+	if c.Generator.MaxLLMCalls != 0 {
+		t.Fatalf("evolve campaign got an LLM call budget %d", c.Generator.MaxLLMCalls)
+	}
+	tk, _ := task.ByName("stable wide-bandgap semiconductors")
+	c = &CampaignSpec{ID: "llm-1", Task: tk, Budget: 61, Generator: GeneratorSpec{Kind: GeneratorLLM}}
+	c.ApplyDefaults()
+	if want := DefaultLLMCallsPerSlot * 31; c.Generator.MaxLLMCalls != want {
+		t.Fatalf("default max_llm_calls %d, want %d", c.Generator.MaxLLMCalls, want)
+	}
+	c.Generator.MaxLLMCalls = -1
+	if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "max_llm_calls") {
+		t.Fatalf("negative budget: %v", err)
+	}
+}

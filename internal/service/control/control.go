@@ -78,6 +78,9 @@ func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error
 	if sum.State == messages.StateExhausted {
 		status.Message = fmt.Sprintf("the generator produced no new candidate in %d generations in a row; %d of %d evaluations done",
 			store.ExhaustionLimit, sum.Evaluated, spec.Budget)
+		if r := st.ExhaustedReason(); r != "" {
+			status.Message = fmt.Sprintf("%s; %d of %d evaluations done", r, sum.Evaluated, spec.Budget)
+		}
 	}
 	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
 		return err
@@ -126,6 +129,10 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	if tokens > 0 && st.Counters.StableHits > 0 {
 		sum.TokensPerStable = tokens / float64(st.Counters.StableHits)
 	}
+	if calls := float64(st.Counters.LLMCalls); calls > 0 {
+		sum.PromptTokensPerCall = float64(st.Counters.PromptTokens) / calls
+		sum.CompletionTokensPerCall = float64(st.Counters.CompletionTokens) / calls
+	}
 	if sum.MemorizationByGeneration, err = c.memorization(ctx, spec.ID); err != nil {
 		return nil, nil, err
 	}
@@ -135,12 +142,13 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	return sum, st, nil
 }
 
-// memorizationBlocks is the number of blocks of generations the
-// memorisation trend is reported in.
-const memorizationBlocks = 10
+// memorizationBlocks bounds the points of the memorisation trend, so that
+// the summary of a long campaign still fits a status message.
+const memorizationBlocks = 1000
 
-// memorization returns the memorisation rate of consecutive blocks of
-// generations (LLEMA Fig. 4 shows it per generation; blocks smooth it).
+// memorization returns the memorisation rate of each generation (LLEMA
+// Fig. 4 and 7), or of consecutive blocks of generations when there are
+// more than memorizationBlocks.
 func (c *Control) memorization(ctx context.Context, campaign string) ([]float64, error) {
 	per, err := c.Store.GenerationMemorization(ctx, campaign)
 	if err != nil || len(per) == 0 {

@@ -2,6 +2,7 @@ package proposer
 
 import (
 	"context"
+	"errors"
 
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -57,14 +58,31 @@ type Output struct {
 	Rejected []Rejected
 	// Accounting of LLM use (zero for rule-based generators).
 	PromptTokens, CompletionTokens, Calls int
+	// Prompts are the generator's LLM exchanges, for the audit trail; the
+	// proposer fills their attempt and publishes them.
+	Prompts []*messages.Prompt
 }
 
 // Generator proposes candidates for one generation. Errors are failures of
 // the generator's service (an LLM endpoint down); the request is retried.
+// A generator may return its Output along with an error, for the
+// accounting and the audit trail of the calls it made.
 type Generator interface {
 	Name() string
 	Propose(ctx context.Context, in *Input) (*Output, error)
 }
+
+// SpecChecker is implemented by generators that can tell at submission
+// that they cannot serve a campaign (an LLM generator without a model).
+type SpecChecker interface {
+	CheckSpec(spec *messages.CampaignSpec) error
+}
+
+// ErrExhausted, wrapped in a generator's error, says that the generator
+// can propose nothing more for the campaign (its LLM call budget is spent;
+// the endpoint refuses its model or key): the campaign ends as exhausted
+// with the error as its final message instead of retrying.
+var ErrExhausted = errors.New("generator exhausted")
 
 // Seeder chooses the known materials that start a campaign's islands.
 type Seeder interface {

@@ -117,10 +117,17 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 		return err
 	}
 	log := s.log.With(zap.String("campaign", spec.ID))
-	if _, ok := s.cfg.Generators[spec.Generator.Kind]; !ok {
+	gen, ok := s.cfg.Generators[spec.Generator.Kind]
+	if !ok {
 		err := fmt.Errorf("generator %q is not configured on this proposer", spec.Generator.Kind)
 		s.reject(ctx, spec.ID, err)
 		return nil
+	}
+	if sc, ok := gen.(SpecChecker); ok {
+		if err := sc.CheckSpec(&spec); err != nil {
+			s.reject(ctx, spec.ID, err)
+			return nil
+		}
 	}
 	if u := spec.Task.Unsupported(); len(u) > 0 {
 		s.reject(ctx, spec.ID, fmt.Errorf("task %q constrains properties no oracle provides: %v", spec.Task.Name, u))
@@ -206,19 +213,43 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	gen := s.cfg.Generators[spec.Generator.Kind]
 	start := time.Now()
-	out, gerr := gen.Propose(ctx, in)
+	out, gerr := s.propose(ctx, d, gen, in)
 	metricGenerate.WithLabelValues(gen.Name()).Observe(time.Since(start).Seconds())
+	if out != nil {
+		s.publishPrompts(ctx, d, out.Prompts, log)
+	}
 	if gerr != nil {
-		if d.Deliveries < uint64(s.cfg.MaxAttempts) {
+		exhausted := errors.Is(gerr, ErrExhausted)
+		if !exhausted && d.Deliveries < uint64(s.cfg.MaxAttempts) {
 			log.Warn("generator failed; the request will be retried", zap.Error(gerr), zap.Uint64("delivery", d.Deliveries))
+			// A service that said when to come back (Retry-After) is
+			// asked again no sooner.
+			var later interface{ RetryDelay() time.Duration }
+			if errors.As(gerr, &later) && later.RetryDelay() > 0 {
+				return bus.RetryAfter(gerr, later.RetryDelay())
+			}
 			return gerr
 		}
 		// Give up on this generation, as data: it is recorded empty with
 		// the reason, its slots go back to the budget, and a new
 		// generation is requested; repeated failures end the campaign as
-		// exhausted instead of stalling it.
-		log.Error("generator failed on every attempt; recording an empty generation", zap.Error(gerr))
-		out = &Output{Rejected: []Rejected{{Reasons: []messages.Reason{{Code: "generator_failed", Detail: gerr.Error()}}}}}
+		// exhausted instead of stalling it. A generator that can do no
+		// more for the campaign ends it at once.
+		code := "generator_failed"
+		if exhausted {
+			code = "generator_exhausted"
+			if err := s.store.MarkExhausted(ctx, req.Campaign, gerr.Error()); err != nil {
+				return err
+			}
+			log.Warn("generator exhausted; the campaign ends when its generations in flight are done", zap.Error(gerr))
+		} else {
+			log.Error("generator failed on every attempt; recording an empty generation", zap.Error(gerr))
+		}
+		failed := &Output{Rejected: []Rejected{{Reasons: []messages.Reason{{Code: code, Detail: gerr.Error()}}}}}
+		if out != nil {
+			failed.PromptTokens, failed.CompletionTokens, failed.Calls = out.PromptTokens, out.CompletionTokens, out.Calls
+		}
+		out = failed
 	}
 	p := &store.Proposal{Generation: req.Generation, Island: in.Island,
 		PromptTokens: out.PromptTokens, CompletionTokens: out.CompletionTokens, LLMCalls: out.Calls}
@@ -251,6 +282,45 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	metricCandidates.WithLabelValues("duplicate").Add(float64(len(p.Candidates) - len(accepted)))
 	return s.publish(ctx, spec, &req, accepted, log)
+}
+
+// propose runs the generator, telling the broker every AckWait/3 that the
+// request is still being worked on: an LLM answer that takes minutes
+// (retries after rate limits) must not be redelivered to another replica
+// meanwhile.
+func (s *Service) propose(ctx context.Context, d *bus.Delivery, gen Generator, in *Input) (*Output, error) {
+	beat := time.Minute
+	if spec, err := messages.ConsumerByName(messages.ConsumerProposer); err == nil && spec.AckWait > 0 {
+		beat = spec.AckWait / 3
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = d.InProgress()
+			}
+		}
+	}()
+	return gen.Propose(ctx, in)
+}
+
+// publishPrompts publishes the audit records of a generator's LLM
+// exchanges. A record that cannot be published is logged, not retried by
+// failing the generation: asking the model again would cost more than the
+// record is worth.
+func (s *Service) publishPrompts(ctx context.Context, d *bus.Delivery, prompts []*messages.Prompt, log *zap.Logger) {
+	for _, p := range prompts {
+		p.Attempt = max(int(d.Deliveries), 1)
+		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectPrompts, p.Campaign), p); err != nil {
+			log.Warn("publishing an LLM prompt record failed", zap.Int("index", p.Index), zap.Error(err))
+		}
+	}
 }
 
 // publish sends a generation's candidates, then keeps the campaign moving

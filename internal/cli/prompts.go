@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+func init() { register(newPromptsCmd) }
+
+func newPromptsCmd() *cobra.Command {
+	var (
+		conn       connection
+		from       string
+		generation int
+		full       bool
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "prompts [CAMPAIGN | --from DIR]",
+		Short: "Show the LLM prompts and answers of a campaign (generator llm)",
+		Long: `prompts prints the audit trail of a campaign with generator llm: one
+record per exchange with the model, as the proposer published it on
+crucible.campaigns.prompts.<campaign> (or as "crucible local" wrote it to
+DIR/prompts.jsonl, with --from DIR). A record holds the rendered system and
+user messages exactly as sent, the raw answer, the response format, the
+outcome (answered, context_length, failed, budget_spent), the HTTP requests
+it took, the prompt and completion tokens (the server's usage, or
+estimates marked ~), the demonstrations left out to fit the token budget,
+and how many candidates the answer yielded.
+
+By default one line per exchange and the mean tokens per answered call;
+--full adds the messages and the answer; --json prints the records.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var prompts []*messages.Prompt
+			switch {
+			case from != "" && len(args) == 1:
+				return &exitError{code: 2, err: errors.New("give a campaign or --from DIR, not both")}
+			case from != "":
+				var err error
+				if prompts, err = readPrompts(from); err != nil {
+					return err
+				}
+			case len(args) == 1:
+				campaign := args[0]
+				if err := messages.ValidateCampaignID(campaign); err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				ctx := cmd.Context()
+				cl, closeFn, err := conn.open(ctx)
+				if err != nil {
+					return err
+				}
+				defer closeFn()
+				if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("no campaign %s", campaign)
+				}
+				err = cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, campaign), true, func(_ string, data []byte) (bool, error) {
+					var p messages.Prompt
+					if err := messages.Decode(data, &p); err == nil {
+						prompts = append(prompts, &p)
+					}
+					return false, nil
+				})
+				if err != nil {
+					return err
+				}
+			default:
+				return &exitError{code: 2, err: errors.New("give a campaign, or --from DIR with a crucible local result")}
+			}
+			if cmd.Flags().Changed("generation") {
+				kept := prompts[:0]
+				for _, p := range prompts {
+					if p.Generation == generation {
+						kept = append(kept, p)
+					}
+				}
+				prompts = kept
+			}
+			sortPrompts(prompts)
+			w := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				for _, p := range prompts {
+					if err := enc.Encode(p); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			return printPrompts(w, prompts, full)
+		},
+	}
+	conn.bind(cmd)
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "read DIR/prompts.jsonl of a crucible local result instead of the installation")
+	f.IntVar(&generation, "generation", 0, "only this generation")
+	f.BoolVar(&full, "full", false, "print the messages and the answer of each exchange")
+	f.BoolVar(&asJSON, "json", false, "one record per line, as published")
+	return cmd
+}
+
+// readPrompts reads a prompts.jsonl file, or the one in a directory.
+func readPrompts(path string) ([]*messages.Prompt, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "prompts.jsonl")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []*messages.Prompt
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 4*messages.MaxPromptAnswer+(1<<20))
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var p messages.Prompt
+		if err := messages.Decode(sc.Bytes(), &p); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, &p)
+	}
+	return out, sc.Err()
+}
+
+// sortPrompts orders records by generation, attempt and index.
+func sortPrompts(ps []*messages.Prompt) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Generation != b.Generation {
+			return a.Generation < b.Generation
+		}
+		if a.Attempt != b.Attempt {
+			return a.Attempt < b.Attempt
+		}
+		return a.Index < b.Index
+	})
+}
+
+func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if !full {
+		fmt.Fprintln(tw, "GEN\tISLAND\tATTEMPT\tMODEL\tFORMAT\tOUTCOME\tREQUESTS\tPROMPT\tANSWER\tDROPPED\tCANDIDATES\tREJECTED")
+	}
+	calls, prompt, completion, estimated := 0, 0, 0, false
+	for _, p := range ps {
+		if p.Outcome == messages.PromptAnswered {
+			calls++
+			prompt += p.PromptTokens
+			completion += p.CompletionTokens
+			estimated = estimated || p.TokensEstimated
+		}
+		tokens := func(n int) string {
+			if p.TokensEstimated {
+				return fmt.Sprintf("~%d", n)
+			}
+			return fmt.Sprint(n)
+		}
+		if full {
+			fmt.Fprintf(w, "=== generation %d, island %d, attempt %d, exchange %d: %s, %s, template %s, temperature %g, %s",
+				p.Generation, p.Island, p.Attempt, p.Index, p.Model, p.Format, p.Template, p.Temperature, p.Outcome)
+			if p.Error != "" {
+				fmt.Fprintf(w, " (%s)", p.Error)
+			}
+			fmt.Fprintf(w, "\n%d requests, %s prompt + %s completion tokens, %d dropped, %d candidates, %d rejected\n--- system\n%s\n--- user\n%s",
+				p.Requests, tokens(p.PromptTokens), tokens(p.CompletionTokens), p.Dropped, p.Candidates, p.Rejected, p.System, p.User)
+			if p.Answer != "" {
+				fmt.Fprintf(w, "--- answer (finish: %s)\n%s\n", p.FinishReason, p.Answer)
+			}
+			fmt.Fprintln(w)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", p.Generation, p.Island, p.Attempt, p.Model, p.Format,
+			p.Outcome, p.Requests, tokens(p.PromptTokens), tokens(p.CompletionTokens), p.Dropped, p.Candidates, p.Rejected)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if calls > 0 {
+		mark := ""
+		if estimated {
+			mark = " (some estimated)"
+		}
+		fmt.Fprintf(w, "%d exchanges, %d answered: %.0f prompt + %.0f completion tokens per answered call%s\n",
+			len(ps), calls, float64(prompt)/float64(calls), float64(completion)/float64(calls), mark)
+	}
+	return nil
+}

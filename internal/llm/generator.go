@@ -1,0 +1,272 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/service/proposer"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// OperatorLLM is the operator of the LLM's candidates.
+const OperatorLLM = "llm"
+
+// Generator is the llm generator: one chat completion per generation,
+// whose answer's candidates go to the proposer's checks and whose
+// unusable parts come back as rejections with their reasons, so that the
+// island's failure memory shows them to the model next time.
+type Generator struct {
+	client *Client
+	tmpl   *Template
+	store  *store.Store
+}
+
+// NewGenerator builds the generator over a client. The store (nil in
+// tests of the generator alone) counts the campaign's LLM calls against
+// its max_llm_calls and tells duplicates of earlier candidates apart.
+func NewGenerator(c *Client, s *store.Store) (*Generator, error) {
+	t, err := LoadTemplate(c.cfg.Template)
+	if err != nil {
+		return nil, err
+	}
+	return &Generator{client: c, tmpl: t, store: s}, nil
+}
+
+// Name implements proposer.Generator.
+func (g *Generator) Name() string { return messages.GeneratorLLM }
+
+// model returns the campaign's model and temperature: the spec's, else
+// the client's defaults.
+func (g *Generator) model(spec *messages.CampaignSpec) (string, float64) {
+	model, temp := spec.Generator.Model, spec.Generator.Temperature
+	if model == "" {
+		model = g.client.cfg.Model
+	}
+	if temp == 0 {
+		temp = g.client.cfg.Temperature
+	}
+	return model, temp
+}
+
+// CheckSpec implements proposer.SpecChecker: a campaign needs a model,
+// its own or the proposer's default.
+func (g *Generator) CheckSpec(spec *messages.CampaignSpec) error {
+	if m, _ := g.model(spec); m == "" {
+		return errors.New("generator llm: the campaign names no model (generator.model) and this proposer has no default (--llm-model)")
+	}
+	return nil
+}
+
+// Propose implements proposer.Generator. The answer's candidates are
+// parsed with pkg/crystal; those that do not parse (wrong lengths, unknown
+// elements, a formula that disagrees with the species, a degenerate cell)
+// or repeat an earlier candidate are returned as rejected with the reason,
+// the rest go to the proposer's checks (minimum distance, charge
+// neutrality, element rules, directives). A prompt refused as too long is
+// rendered again within half its size and sent once more. Errors: the
+// endpoint's failures after the client's retries (the generation is
+// retried by redelivery), or proposer.ErrExhausted when the campaign's
+// LLM call budget is spent or the endpoint refuses its requests for good.
+// The Output comes with an error too, for the audit trail.
+func (g *Generator) Propose(ctx context.Context, in *proposer.Input) (*proposer.Output, error) {
+	model, temp := g.model(in.Spec)
+	if model == "" {
+		return nil, fmt.Errorf("%w: %v", proposer.ErrExhausted, g.CheckSpec(in.Spec))
+	}
+	data := NewPromptData(in)
+	out := &proposer.Output{}
+	budget := g.client.cfg.PromptTokens
+	estimate := func(system, user string) int { return g.client.EstimatePrompt(model, system, user) }
+	seed := int(in.Seed & 0x7fffffff)
+	var last *Rendered
+	for index := 0; ; index++ {
+		r, err := g.tmpl.Render(data, budget, estimate)
+		if err != nil {
+			return out, err
+		}
+		if last != nil && r.Tokens >= last.Tokens {
+			// Nothing left to leave out: the same prompt would fail again.
+			return out, fmt.Errorf("llm %s: the prompt cannot be shortened below %d tokens: %w", model, r.Tokens, ErrContextLength)
+		}
+		last = r
+		rec := &messages.Prompt{
+			Schema: messages.SchemaVersion, Campaign: in.Spec.ID, Episode: in.Request.Episode, Generation: in.Request.Generation,
+			Island: in.Island, Attempt: 1, Index: index, Template: g.tmpl.Version, Model: model, Temperature: temp,
+			System: r.System, User: r.User, Dropped: r.Dropped, At: time.Now().UTC(),
+		}
+		out.Prompts = append(out.Prompts, rec)
+		comp, err := g.client.Complete(ctx, Request{
+			Model: model, Temperature: temp, System: r.System, User: r.User, Seed: &seed,
+			Schema: g.tmpl.Schema, SchemaName: "candidates", Reserve: g.reserve(in.Spec),
+		})
+		if comp != nil {
+			rec.Format, rec.Requests, rec.LatencySeconds = comp.Format, comp.Requests, comp.Latency.Seconds()
+		}
+		if err == nil {
+			g.answered(ctx, in, comp, rec, out)
+			return out, nil
+		}
+		rec.Error = err.Error()
+		switch {
+		case errors.Is(err, ErrContextLength) && index == 0:
+			rec.Outcome = messages.PromptContextLength
+			budget = min(budget, r.Tokens) / 2
+			continue
+		case errors.Is(err, ErrCallBudget):
+			rec.Outcome = messages.PromptBudgetSpent
+			return out, fmt.Errorf("%w: %s", proposer.ErrExhausted, budgetMessage(err))
+		case errors.Is(err, ErrRefused):
+			rec.Outcome = messages.PromptFailed
+			hint := ""
+			var e *Error
+			if errors.As(err, &e) && e.Status == http.StatusNotFound {
+				hint = fmt.Sprintf(" (is the model's name right, and %s the endpoint up to /v1?)", g.client.cfg.BaseURL)
+			}
+			return out, fmt.Errorf("%w: the LLM endpoint refuses the campaign's requests (model %q): %v%s", proposer.ErrExhausted, model, err, hint)
+		}
+		rec.Outcome = messages.PromptFailed
+		if errors.Is(err, ErrContextLength) {
+			rec.Outcome = messages.PromptContextLength
+		}
+		return out, fmt.Errorf("llm %s: %w", model, err)
+	}
+}
+
+func budgetMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// reserve counts each request against the campaign's call budget.
+func (g *Generator) reserve(spec *messages.CampaignSpec) func(context.Context) error {
+	if g.store == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		ok, err := g.store.ReserveLLMCall(ctx, spec.ID, spec.Generator.MaxLLMCalls)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM calls (max_llm_calls) are spent", spec.Generator.MaxLLMCalls)}
+		}
+		return nil
+	}
+}
+
+// answered records an answer: its accounting, and its candidates and
+// rejections in the output.
+func (g *Generator) answered(ctx context.Context, in *proposer.Input, comp *Completion, rec *messages.Prompt, out *proposer.Output) {
+	rec.Outcome = messages.PromptAnswered
+	rec.Answer = comp.Content
+	if len(rec.Answer) > messages.MaxPromptAnswer {
+		rec.Answer = strings.ToValidUTF8(rec.Answer[:messages.MaxPromptAnswer-len("…")], "") + "…"
+	}
+	rec.FinishReason = comp.FinishReason
+	rec.PromptTokens, rec.CompletionTokens, rec.TokensEstimated = comp.PromptTokens, comp.CompletionTokens, comp.Estimated
+	out.Calls++
+	out.PromptTokens += comp.PromptTokens
+	out.CompletionTokens += comp.CompletionTokens
+	cands, rejs := g.parse(ctx, in, comp)
+	rec.Candidates, rec.Rejected = len(cands), len(rejs)
+	out.Candidates = append(out.Candidates, cands...)
+	out.Rejected = append(out.Rejected, rejs...)
+	metricCandidates.WithLabelValues("parsed").Add(float64(len(cands)))
+	metricCandidates.WithLabelValues("rejected").Add(float64(len(rejs)))
+}
+
+// parse reads an answer's candidates. Up to twice the generation's slots
+// are handed on (the proposer publishes the first that pass its checks, up
+// to the slots); candidates beyond them are ignored.
+func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Completion) ([]proposer.Proposed, []proposer.Rejected) {
+	reject := func(p proposer.Proposed, code, detail string) proposer.Rejected {
+		return proposer.Rejected{Proposed: p, Reasons: []messages.Reason{{Code: code, Detail: detail}}}
+	}
+	ex, err := extractCandidates(comp.Content)
+	if err != nil {
+		code := "no_json"
+		switch {
+		case errors.Is(err, ErrTruncated):
+			code = "truncated"
+		case errors.Is(err, ErrEmptyAnswer):
+			code = "empty_answer"
+		}
+		detail := err.Error()
+		if comp.FinishReason == "length" {
+			detail += " (the answer reached the token limit)"
+		}
+		return nil, []proposer.Rejected{reject(proposer.Proposed{Operator: OperatorLLM}, code, detail)}
+	}
+	var cands []proposer.Proposed
+	var rejs []proposer.Rejected
+	fingerprints := map[string]int{}
+	for i, raw := range ex.Candidates {
+		if len(cands) >= 2*in.Request.Slots {
+			break
+		}
+		c, s, err := crystal.ParseCandidateJSON(raw)
+		p := proposer.Proposed{Operator: OperatorLLM, Structure: s}
+		if c != nil {
+			p.Formula, p.Rationale, p.Rule = c.Formula, c.Rationale, c.Rule
+		}
+		if err != nil {
+			rejs = append(rejs, reject(p, parseCode(err), err.Error()))
+			continue
+		}
+		if fp, err := crystal.Fingerprint(s); err == nil {
+			p.Fingerprint = fp
+			if j, ok := fingerprints[fp]; ok {
+				rejs = append(rejs, reject(p, "duplicate", fmt.Sprintf("the same structure as candidate %d of the same answer", j)))
+				continue
+			}
+			fingerprints[fp] = i + 1
+			if g.store != nil {
+				seen, err := g.store.Seen(ctx, in.Spec.ID, fp)
+				if err == nil && seen {
+					rejs = append(rejs, reject(p, "duplicate", "this structure was already proposed in the campaign"))
+					continue
+				}
+			}
+		}
+		cands = append(cands, p)
+	}
+	switch {
+	case ex.Truncated:
+		rejs = append(rejs, reject(proposer.Proposed{Operator: OperatorLLM}, "truncated",
+			fmt.Sprintf("the answer was cut off at the token limit after %d complete candidates", len(ex.Candidates))))
+	case ex.Malformed != "":
+		rejs = append(rejs, reject(proposer.Proposed{Operator: OperatorLLM}, "bad_json",
+			fmt.Sprintf("the answer's JSON breaks after %d complete candidates: %s", len(ex.Candidates), ex.Malformed)))
+	}
+	return cands, rejs
+}
+
+// parseCode names a candidate's parse failure (a stable code to count by).
+func parseCode(err error) string {
+	switch {
+	case errors.Is(err, crystal.ErrUnknownElement):
+		return "unknown_element"
+	case errors.Is(err, crystal.ErrFormulaMismatch):
+		return string(crystal.ReasonFormulaMismatch)
+	case errors.Is(err, crystal.ErrBadLattice):
+		return "bad_lattice"
+	case errors.Is(err, crystal.ErrTooManySites):
+		return string(crystal.ReasonTooManyAtoms)
+	case errors.Is(err, crystal.ErrBadFormula):
+		return "bad_formula"
+	case errors.Is(err, crystal.ErrBadStructureJSON) && strings.Contains(err.Error(), "species and coords"):
+		return "length_mismatch"
+	case errors.Is(err, crystal.ErrBadStructureJSON):
+		return "bad_json"
+	}
+	return string(crystal.ReasonUnreadable)
+}

@@ -1,0 +1,239 @@
+// Package llmtest is an OpenAI-compatible chat-completions server for
+// tests: it answers with scripted replies (answers, error statuses,
+// Retry-After headers, hangs) and then with a default answerer, and keeps
+// every request it received. Substitute is an answerer that reads the
+// demonstrations of Crucible's prompt and answers with same-group
+// substitutions of them, so a whole campaign can run against it.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Reply is one answer of the server.
+type Reply struct {
+	// Status is the HTTP status (200 when zero).
+	Status int
+	// Header adds response headers (Retry-After, retry-after-ms).
+	Header map[string]string
+	// Error and ErrorCode make an OpenAI error body for a status ≥ 400.
+	Error, ErrorCode string
+	// Body, when set, is sent verbatim instead.
+	Body string
+	// Content is the completion's text (status 200).
+	Content string
+	// Finish is the finish reason ("stop" when empty).
+	Finish string
+	// PromptTokens and CompletionTokens are the usage reported; NoUsage
+	// reports none (as some local servers do).
+	PromptTokens, CompletionTokens int
+	NoUsage                        bool
+	// Hang never answers: the request waits until the client gives up.
+	Hang bool
+}
+
+// Request is a request the server received.
+type Request struct {
+	Model       string
+	Temperature float64
+	MaxTokens   int
+	// MaxCompletionTokens is set instead of MaxTokens for reasoning
+	// models.
+	MaxCompletionTokens int
+	Seed                *int
+	// Format is the response_format type asked for ("" for none).
+	Format       string
+	System, User string
+	Auth         string // the Authorization header
+}
+
+// Server is a fake OpenAI-compatible endpoint.
+type Server struct {
+	// URL is the base URL to configure clients with (…/v1).
+	URL string
+
+	srv      *httptest.Server
+	stop     chan struct{}
+	mu       sync.Mutex
+	script   []Reply
+	answer   func(Request) Reply
+	refuse   map[string]bool
+	requests []Request
+}
+
+// New starts a server that answers with answer once its script is spent
+// (nil answers 500 "no scripted reply"). It is closed when the test ends.
+func New(t testing.TB, answer func(Request) Reply) *Server {
+	t.Helper()
+	s := Start(answer)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server outside a test; the caller closes it.
+func Start(answer func(Request) Reply) *Server {
+	s := &Server{answer: answer, refuse: map[string]bool{}, stop: make(chan struct{})}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close stops the server; hanging requests return.
+func (s *Server) Close() {
+	s.mu.Lock()
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	s.mu.Unlock()
+	s.srv.Close()
+}
+
+// Script queues replies, answered in order before the default answerer.
+func (s *Server) Script(r ...Reply) {
+	s.mu.Lock()
+	s.script = append(s.script, r...)
+	s.mu.Unlock()
+}
+
+// RefuseFormat makes the server answer 400 to requests asking for a
+// response format ("json_schema", "json_object"), as servers without
+// structured output do.
+func (s *Server) RefuseFormat(format string) {
+	s.mu.Lock()
+	s.refuse[format] = true
+	s.mu.Unlock()
+}
+
+// Requests returns the requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+type chatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	Temperature         float64 `json:"temperature"`
+	MaxTokens           int     `json:"max_tokens"`
+	MaxCompletionTokens int     `json:"max_completion_tokens"`
+	Seed                *int    `json:"seed"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		writeError(w, http.StatusNotFound, "no route "+r.URL.Path, "")
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), "")
+		return
+	}
+	var cr chatRequest
+	if err := json.Unmarshal(body, &cr); err != nil {
+		writeError(w, http.StatusBadRequest, "bad JSON: "+err.Error(), "")
+		return
+	}
+	req := Request{Model: cr.Model, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, MaxCompletionTokens: cr.MaxCompletionTokens,
+		Seed: cr.Seed, Auth: r.Header.Get("Authorization")}
+	if cr.ResponseFormat != nil {
+		req.Format = cr.ResponseFormat.Type
+	}
+	for _, m := range cr.Messages {
+		switch m.Role {
+		case "system":
+			req.System += m.Content
+		case "user":
+			req.User += m.Content
+		}
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	refused := s.refuse[req.Format]
+	var reply Reply
+	switch {
+	case refused:
+		reply = Reply{Status: http.StatusBadRequest, Error: fmt.Sprintf("response_format type %q is not supported by this server", req.Format)}
+	case len(s.script) > 0:
+		reply, s.script = s.script[0], s.script[1:]
+	case s.answer != nil:
+		s.mu.Unlock()
+		reply = s.answer(req)
+		s.mu.Lock()
+	default:
+		reply = Reply{Status: http.StatusInternalServerError, Error: "no scripted reply"}
+	}
+	s.mu.Unlock()
+
+	if reply.Hang {
+		select {
+		case <-r.Context().Done():
+		case <-s.stop:
+		}
+		return
+	}
+	for k, v := range reply.Header {
+		w.Header().Set(k, v)
+	}
+	status := reply.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if reply.Body != "" {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, reply.Body)
+		return
+	}
+	if status >= 400 {
+		writeError(w, status, reply.Error, reply.ErrorCode)
+		return
+	}
+	finish := reply.Finish
+	if finish == "" {
+		finish = "stop"
+	}
+	resp := map[string]any{
+		"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": req.Model,
+		"choices": []map[string]any{{"index": 0, "finish_reason": finish,
+			"message": map[string]any{"role": "assistant", "content": reply.Content}}},
+	}
+	if !reply.NoUsage {
+		resp["usage"] = map[string]any{"prompt_tokens": reply.PromptTokens, "completion_tokens": reply.CompletionTokens,
+			"total_tokens": reply.PromptTokens + reply.CompletionTokens}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func writeError(w http.ResponseWriter, status int, msg, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	e := map[string]any{"message": msg, "type": "invalid_request_error"}
+	if code != "" {
+		e["code"] = code
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": e})
+}
+
+// RetryAfter is the header map of a 429 asking to wait secs seconds.
+func RetryAfter(secs float64) map[string]string {
+	return map[string]string{"Retry-After": strconv.FormatFloat(secs, 'f', -1, 64)}
+}

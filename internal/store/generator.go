@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scriptReserveCall counts one LLM request against a campaign's budget.
+// KEYS: state. ARGV: the budget (0: none). Returns the requests counted
+// so far including this one, or -1 when the budget is spent (nothing is
+// counted then).
+var scriptReserveCall = redis.NewScript(luaPrelude + `
+local max = tonumber(ARGV[1])
+if max > 0 and num('llm_requests') >= max then return -1 end
+return redis.call('HINCRBY', st, 'llm_requests', 1)
+`)
+
+// scriptExhaust ends a running campaign's proposing with a reason, once.
+// KEYS: state. ARGV: reason. Returns 1 when this call changed the status.
+var scriptExhaust = redis.NewScript(luaPrelude + `
+redis.call('HSETNX', st, 'exhausted_reason', ARGV[1])
+if redis.call('HGET', st, 'status') ~= 'running' then return 0 end
+redis.call('HSET', st, 'status', 'exhausted')
+return 1
+`)
+
+// ReserveLLMCall counts one LLM request of a campaign against max (0: no
+// budget) and reports whether it may be sent. Every request counts, a
+// retry or a redelivered generation's included: they are real requests,
+// so the count is not idempotent on purpose.
+func (s *Store) ReserveLLMCall(ctx context.Context, campaign string, max int) (bool, error) {
+	n, err := scriptReserveCall.Run(ctx, s.rdb, []string{s.stateKey(campaign)}, max).Int()
+	if err != nil {
+		return false, fmt.Errorf("store: reserve an LLM call of %s: %w", campaign, err)
+	}
+	return n >= 0, nil
+}
+
+// MarkExhausted ends a running campaign's generations: its status becomes
+// exhausted (requests for new generations are refused, and the campaign
+// finishes once its in-flight generations are done), with reason as the
+// final status message. The first reason stays.
+func (s *Store) MarkExhausted(ctx context.Context, campaign, reason string) error {
+	if err := scriptExhaust.Run(ctx, s.rdb, []string{s.stateKey(campaign)}, reason).Err(); err != nil {
+		return fmt.Errorf("store: exhaust %s: %w", campaign, err)
+	}
+	return nil
+}
+
+// ExhaustedReason is why the campaign was marked exhausted (MarkExhausted),
+// or "" when it was not, or ran out of new candidates on its own.
+func (st *State) ExhaustedReason() string { return st.raw["exhausted_reason"] }
