@@ -161,7 +161,7 @@ func (f *fingerprinter) descriptor(s *Structure) ([]byte, error) {
 			f.shell[i*nsp+b] = firstShellSize(nb.of(i, b))
 		}
 	}
-	firstShell := func(i, b int) []Neighbor { return nb.of(i, b)[:f.shell[i*nsp+b]] }
+	firstShell := func(i, b int) []nearCand { return nb.of(i, b)[:f.shell[i*nsp+b]] }
 	// Keep mutual bonds only: j is in a first shell of i and i in one of
 	// j. A dilute species' nearest atom, many ångströms from most sites,
 	// would otherwise become a hub bonded to every site.
@@ -173,10 +173,11 @@ func (f *fingerprinter) descriptor(s *Structure) ([]byte, error) {
 		es := f.edges[i][:0]
 		for b := range nsp {
 			for _, nbr := range firstShell(i, b) {
-				back := [3]int{-nbr.Image[0], -nbr.Image[1], -nbr.Image[2]}
-				for _, m := range firstShell(nbr.Index, sp.of[i]) {
-					if m.Index == i && m.Image == back {
-						es = append(es, bondEdge{nbr.Index, nbr.Image})
+				img := unpackImage(nbr.img)
+				back := packImage(-img[0], -img[1], -img[2])
+				for _, m := range firstShell(int(nbr.j), sp.of[i]) {
+					if int(m.j) == i && m.img == back {
+						es = append(es, bondEdge{int(nbr.j), img})
 						break
 					}
 				}
@@ -253,10 +254,10 @@ type bondEdge struct {
 // firstShellSize returns the number of atoms before the largest ratio of
 // consecutive distances among the first fingerprintRanks (sorted) atoms;
 // ties go to the smaller shell.
-func firstShellSize(nbs []Neighbor) int {
+func firstShellSize(nbs []nearCand) int {
 	best, size := -1.0, len(nbs)
 	for k := 0; k+1 < len(nbs) && k+1 < fingerprintRanks; k++ {
-		r := nbs[k+1].Distance / math.Max(nbs[k].Distance, 1e-9)
+		r := nbs[k+1].d / math.Max(nbs[k].d, 1e-9)
 		if r > best {
 			best, size = r, k+1
 		}
@@ -478,13 +479,14 @@ func checkStructureShape(s *Structure) error {
 // atoms of that species (see find).
 type speciesNeighborList struct {
 	keep, nsp int
-	nbrs      []Neighbor // site i, species b: nbrs[(i·nsp+b)·keep:][:count]
+	nbrs      []nearCand // site i, species b: nbrs[(i·nsp+b)·keep:][:count]
 	count     []int
 	members   [][]int
+	near      []nearCand
 }
 
 // of returns the neighbours of site i of species b, nearest first.
-func (l *speciesNeighborList) of(i, b int) []Neighbor {
+func (l *speciesNeighborList) of(i, b int) []nearCand {
 	k := i*l.nsp + b
 	return l.nbrs[k*l.keep : k*l.keep+l.count[k]]
 }
@@ -519,6 +521,7 @@ func (l *speciesNeighborList) find(lat Lattice, frac []Vec3, sp speciesIndex, ne
 	}
 	spacing := lat.PlaneSpacings()
 	va, vb, vc := lat.Vector(0), lat.Vector(1), lat.Vector(2)
+	vc0, vc1, vc2 := vc[0], vc[1], vc[2]
 	// Rows along c: for a point q, |q + z·c|² ≤ r² for z between the
 	// roots of |c|²z² + 2(q·c)z + |q|² − r².
 	cc := vc.Dot(vc)
@@ -544,8 +547,7 @@ func (l *speciesNeighborList) find(lat Lattice, frac []Vec3, sp speciesIndex, ne
 			r2 := radius * radius
 			complete := true
 			for i := 0; i < n; i++ {
-				k := i*l.nsp + b
-				list := l.nbrs[k*keep : k*keep : (k+1)*keep]
+				near := l.near[:0]
 				within := 0
 				for _, j := range js {
 					d := frac[j].Sub(frac[i])
@@ -557,23 +559,40 @@ func (l *speciesNeighborList) find(lat Lattice, frac []Vec3, sp speciesIndex, ne
 					base := lat.Cartesian(d)
 					for x := lo[0]; x <= hi[0]; x++ {
 						px := base.Add(va.Scale(float64(x)))
-						ylo, yhi := reach(px.Sub(vc.Scale(px.Dot(vc)/cc)), pb, pbb, r2, lo[1], hi[1])
+						ylo, yhi := lo[1], hi[1]
+						if yhi-ylo > shortRow {
+							ylo, yhi = reach(px.Sub(vc.Scale(px.Dot(vc)/cc)), pb, pbb, r2, ylo, yhi)
+						}
 						for y := ylo; y <= yhi; y++ {
-							py := px.Add(vb.Scale(float64(y)))
-							zlo, zhi := reach(py, vc, cc, r2, lo[2], hi[2])
+							// p = px + y·b + z·c, d² = |p|², in scalars
+							// (the same operations as Vec3's Add, Scale
+							// and Dot, which the compiler keeps in memory).
+							fy := float64(y)
+							py0, py1, py2 := px[0]+fy*vb[0], px[1]+fy*vb[1], px[2]+fy*vb[2]
+							zlo, zhi := lo[2], hi[2]
+							if zhi-zlo > shortRow {
+								zlo, zhi = reach(Vec3{py0, py1, py2}, vc, cc, r2, zlo, zhi)
+							}
 							for z := zlo; z <= zhi; z++ {
-								p := py.Add(vc.Scale(float64(z)))
-								d2 := p.Dot(p)
+								fz := float64(z)
+								p0, p1, p2 := py0+fz*vc0, py1+fz*vc1, py2+fz*vc2
+								d2 := p0*p0 + p1*p1 + p2*p2
 								if d2 > r2 || (j == i && x == 0 && y == 0 && z == 0) {
 									continue
 								}
 								within++
-								list = insertNearest(list, Neighbor{Index: j, Distance: math.Sqrt(d2), Image: [3]int{x, y, z}}, keep)
+								dist := math.Sqrt(d2)
+								if len(near) == keep && dist > near[keep-1].d {
+									continue
+								}
+								near = insertNearest(near, nearCand{dist, packImage(x, y, z), int32(j)}, keep)
 							}
 						}
 					}
 				}
-				l.count[k] = len(list)
+				k := i*l.nsp + b
+				l.count[k] = copy(l.nbrs[k*keep:(k+1)*keep], near)
+				l.near = near
 				if within < need {
 					complete = false
 				}
@@ -614,22 +633,58 @@ func reach(q, v Vec3, vv, r2 float64, lo, hi int) (int, int) {
 // discriminant loses half its digits, far less elsewhere.
 const reachSlack = 1e-5
 
-// insertNearest inserts nbr into list (sorted, at most keep long, with
-// capacity keep), dropping the farthest when full.
-func insertNearest(list []Neighbor, nbr Neighbor, keep int) []Neighbor {
+// shortRow is the length of a row of translations below which find
+// tries them all rather than solving for the ones in the sphere.
+const shortRow = 3
+
+// nearCand is a candidate neighbour while find selects the nearest: its
+// distance, index and packed image. Ordered by distance, then index, then
+// image (packImage keeps the order), like Neighbor.less.
+type nearCand struct {
+	d   float64
+	img uint64
+	j   int32
+}
+
+func (a nearCand) less(b nearCand) bool {
+	if a.d != b.d {
+		return a.d < b.d
+	}
+	if a.j != b.j {
+		return a.j < b.j
+	}
+	return a.img < b.img
+}
+
+// packImage packs an image into 63 bits, 21 per component (offset by
+// 2²⁰), so that integer order is lexicographic order. Searches never reach
+// 2²⁰ cells along an axis (maxNeighborBox).
+func packImage(x, y, z int) uint64 {
+	const off = 1 << 20
+	return uint64(x+off)<<42 | uint64(y+off)<<21 | uint64(z+off)
+}
+
+func unpackImage(k uint64) [3]int {
+	const off, mask = 1 << 20, 1<<21 - 1
+	return [3]int{int(k>>42&mask) - off, int(k>>21&mask) - off, int(k&mask) - off}
+}
+
+// insertNearest inserts c into list (sorted, at most keep long), dropping
+// the farthest when full.
+func insertNearest(list []nearCand, c nearCand, keep int) []nearCand {
 	if len(list) == keep {
-		if !nbr.less(list[keep-1]) {
+		if !c.less(list[keep-1]) {
 			return list
 		}
 		list = list[:keep-1]
 	}
 	pos := len(list)
-	for pos > 0 && nbr.less(list[pos-1]) {
+	for pos > 0 && c.less(list[pos-1]) {
 		pos--
 	}
-	list = append(list, Neighbor{})
+	list = append(list, nearCand{})
 	copy(list[pos+1:], list[pos:])
-	list[pos] = nbr
+	list[pos] = c
 	return list
 }
 
@@ -698,7 +753,7 @@ func distanceProfile(s *Structure) (map[string][]float64, error) {
 				out[key] = v
 			}
 			for k := range v {
-				v[k] += nbrs.of(i, b)[k].Distance / scale
+				v[k] += nbrs.of(i, b)[k].d / scale
 			}
 			count[key]++
 		}
