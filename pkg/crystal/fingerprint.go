@@ -546,6 +546,9 @@ func (l *speciesNeighborList) find(lat Lattice, frac []Vec3, sp speciesIndex, ne
 			}
 			r2 := radius * radius
 			complete := true
+			if cap(l.near) < keep {
+				l.near = make([]nearCand, 0, keep)
+			}
 			for i := 0; i < n; i++ {
 				near := l.near[:0]
 				within := 0
@@ -669,22 +672,23 @@ func unpackImage(k uint64) [3]int {
 	return [3]int{int(k>>42&mask) - off, int(k>>21&mask) - off, int(k&mask) - off}
 }
 
-// insertNearest inserts c into list (sorted, at most keep long), dropping
-// the farthest when full.
+// insertNearest inserts c into list (sorted, at most keep long, capacity
+// at least keep), dropping the farthest when full.
 func insertNearest(list []nearCand, c nearCand, keep int) []nearCand {
-	if len(list) == keep {
-		if !c.less(list[keep-1]) {
+	n := len(list)
+	if n == keep {
+		if !c.less(list[n-1]) {
 			return list
 		}
-		list = list[:keep-1]
+		n--
+	} else {
+		list = list[:n+1]
 	}
-	pos := len(list)
-	for pos > 0 && c.less(list[pos-1]) {
-		pos--
+	for n > 0 && c.less(list[n-1]) {
+		list[n] = list[n-1]
+		n--
 	}
-	list = append(list, nearCand{})
-	copy(list[pos+1:], list[pos:])
-	list[pos] = c
+	list[n] = c
 	return list
 }
 
