@@ -126,9 +126,14 @@ type generation struct {
 	opWeights     []float64
 	parentWeights []float64
 
-	// scratchEls and scratchWs are siteCandidates' results.
-	scratchEls []crystal.Element
-	scratchWs  []float64
+	// Scratch space of the fills: siteCandidates' results, fill's ions
+	// and elements used, the ions a draw keeps, a fill's amounts.
+	scratchEls     []crystal.Element
+	scratchWs      []float64
+	scratchIons    []ion
+	scratchUsed    []crystal.Element
+	scratchKeep    []ion
+	scratchAmounts []ionAmount
 
 	sets     map[setKey]*moveSet
 	fps      map[string]bool // fingerprints taken (parents and proposals)

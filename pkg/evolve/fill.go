@@ -198,43 +198,61 @@ func (ts *taskState) siteCandidates(gen *Generator, k siteKey) siteCands {
 	return c
 }
 
-// fill draws ions for the sites of p: the sites in keep take the given
-// ions, the others a charge-balancing state and an element by site fit.
-// ok is false when no balancing choice exists.
-func (g *generation) fill(p *crystal.Prototype, x ion, keep map[int]ion) ([]ion, bool) {
+// fill draws ions for the sites of p: the sites with an ion in keep (an
+// element other than 0) take it, the others a charge-balancing state and
+// an element by site fit. ok is false when no balancing choice exists. The
+// ions are the generation's scratch space, valid until the next call.
+func (g *generation) fill(p *crystal.Prototype, x ion, keep []ion) ([]ion, bool) {
 	ax := anionSite(p)
 	if ax < 0 {
 		return nil, false
 	}
 	total := -x.q * p.Sites[ax].Count
-	var tuples [][]int
-	for _, t := range g.gen.chargeTuples(p, total) {
-		ok := true
+	all := g.gen.chargeTuples(p, total)
+	fits := func(t []int) bool {
 		for k, in := range keep {
-			if t[k] != in.q {
-				ok = false
+			if in.el != 0 && t[k] != in.q {
+				return false
 			}
 		}
-		if ok {
-			tuples = append(tuples, t)
+		return true
+	}
+	n := 0
+	for _, t := range all {
+		if fits(t) {
+			n++
 		}
 	}
-	if len(tuples) == 0 {
+	if n == 0 {
 		return nil, false
 	}
-	t := tuples[g.rng.IntN(len(tuples))]
-	ions := make([]ion, len(p.Sites))
-	ions[ax] = x
-	used := []crystal.Element{x.el}
-	for _, in := range keep {
-		used = append(used, in.el)
+	// The r-th balancing tuple, r drawn uniformly.
+	var t []int
+	r := g.rng.IntN(n)
+	for _, c := range all {
+		if fits(c) {
+			if r == 0 {
+				t = c
+				break
+			}
+			r--
+		}
 	}
+	ions := resized(&g.scratchIons, len(p.Sites))
+	ions[ax] = x
+	used := append(g.scratchUsed[:0], x.el)
+	for _, in := range keep {
+		if in.el != 0 {
+			used = append(used, in.el)
+		}
+	}
+	defer func() { g.scratchUsed = used }()
 	for k, s := range p.Sites {
 		if s.Role != crystal.Cation {
 			continue
 		}
-		if in, ok := keep[k]; ok {
-			ions[k] = in
+		if k < len(keep) && keep[k].el != 0 {
+			ions[k] = keep[k]
 			continue
 		}
 		els, ws := g.siteCandidates(t[k], s.Coordination, x, used)
@@ -248,11 +266,24 @@ func (g *generation) fill(p *crystal.Prototype, x ion, keep map[int]ion) ([]ion,
 	return ions, true
 }
 
+// resized returns *buf with length n, zeroed, growing it when needed.
+func resized[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
 // fillMoves samples fills of prototype p and returns them as moves,
 // weighted by site fit, by the trends (towards the parent's needs when
 // there is a parent, towards the task otherwise) and deduplicated by
 // composition.
-func (g *generation) fillMoves(op string, parent *parentInfo, protos []*crystal.Prototype, draw func(p *crystal.Prototype) (x ion, keep map[int]ion, ok bool), describe func(p *crystal.Prototype, ions []ion) string) []move {
+//
+// draw returns the anion and the ions to keep (see fill); keep may be the
+// generation's scratch keep (keepFor).
+func (g *generation) fillMoves(op string, parent *parentInfo, protos []*crystal.Prototype, draw func(p *crystal.Prototype) (x ion, keep []ion, ok bool), describe func(p *crystal.Prototype, ions []ion) string) []move {
 	if len(protos) == 0 {
 		return nil
 	}
@@ -281,7 +312,7 @@ func (g *generation) fillMoves(op string, parent *parentInfo, protos []*crystal.
 			continue
 		}
 		placed := f.placed
-		amounts := make([]ionAmount, len(placed))
+		amounts := resized(&g.scratchAmounts, len(placed))
 		for k, in := range placed {
 			amounts[k] = ionAmount{in, float64(p.Sites[k].Count)}
 		}
@@ -335,18 +366,20 @@ func prototypeFillMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 			cationSites = append(cationSites, k)
 		}
 	}
-	return g.fillMoves(OpPrototypeFill, p, []*crystal.Prototype{proto}, func(*crystal.Prototype) (ion, map[int]ion, bool) {
+	return g.fillMoves(OpPrototypeFill, p, []*crystal.Prototype{proto}, func(*crystal.Prototype) (ion, []ion, bool) {
 		x := g.sameGroupAnion(p.ionOf(p.protoElems[ax]), 0.25)
-		keep := map[int]ion{}
+		keep := resized(&g.scratchKeep, len(proto.Sites))
 		if len(cationSites) > 1 {
 			// Keep a random proper subset of the cation sites.
+			kept := 0
 			for _, k := range cationSites {
 				if g.rng.IntN(2) == 0 {
 					keep[k] = p.ionOf(p.protoElems[k])
+					kept++
 				}
 			}
-			if len(keep) == len(cationSites) {
-				delete(keep, cationSites[g.rng.IntN(len(cationSites))])
+			if kept == len(cationSites) {
+				keep[cationSites[g.rng.IntN(len(cationSites))]] = ion{}
 			}
 		}
 		return x, keep, true
@@ -386,7 +419,7 @@ func templateFillMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	}
 	x0, hasAnion := p.anion()
 	rule, _ := RuleByNumber(9)
-	return g.fillMoves(OpTemplateFill, p, protos, func(*crystal.Prototype) (ion, map[int]ion, bool) {
+	return g.fillMoves(OpTemplateFill, p, protos, func(*crystal.Prototype) (ion, []ion, bool) {
 		if hasAnion && g.rng.IntN(2) == 0 {
 			return x0.ion, nil, true
 		}
@@ -417,8 +450,8 @@ func scratchMoves(g *generation, _ []*parentInfo, _ *moveList) []move {
 	protos := crystal.Prototypes()
 	rule, _ := RuleByNumber(9)
 	required := g.requiredElements()
-	return g.fillMoves(OpScratch, nil, protos, func(p *crystal.Prototype) (ion, map[int]ion, bool) {
-		keep := map[int]ion{}
+	return g.fillMoves(OpScratch, nil, protos, func(p *crystal.Prototype) (ion, []ion, bool) {
+		keep := resized(&g.scratchKeep, len(p.Sites))
 		var x ion
 		if len(required) > 0 {
 			r := required[g.rng.IntN(len(required))]
