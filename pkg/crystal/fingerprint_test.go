@@ -462,6 +462,41 @@ func pinnedCorpus(t testing.TB) map[string]*Structure {
 			}
 		}
 	}
+	// Irregular cells: atoms at pseudo-random positions (a fixed
+	// xorshift sequence) in oblique cells, where shells are uneven and
+	// ties rare; a one-atom cell and a thin one.
+	x := uint64(0x9e3779b97f4a7c15)
+	next := func() float64 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return float64(x>>11) / (1 << 53)
+	}
+	elems := []Element{MustElement("Na"), MustElement("Mg"), MustElement("O"), MustElement("Cl")}
+	for k := range 16 {
+		a := 3 + 5*next()
+		l, err := NewLattice([3][3]float64{{a, 0, 0}, {a * next(), a * (0.6 + next()), 0}, {next(), next(), a * (0.5 + 1.5*next())}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 1 + k%9
+		species, frac := make([]Element, n), make([]Vec3, n)
+		for i := range n {
+			species[i] = elems[(i+k)%len(elems)]
+			frac[i] = Vec3{next(), next(), next()}
+		}
+		s, err := NewStructure(l, species, frac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("irregular %d", k)] = s
+	}
+	cubic, _ := NewLattice([3][3]float64{{2, 0, 0}, {0, 2, 0}, {0, 0, 2}})
+	one, _ := NewStructure(cubic, []Element{MustElement("Cu")}, []Vec3{{0, 0, 0}})
+	out["one atom"] = one
+	thinCell, _ := NewLattice([3][3]float64{{12, 0, 0}, {0, 1.8, 0}, {0, 0.3, 1.8}})
+	thin, _ := NewStructure(thinCell, []Element{MustElement("Na"), MustElement("Cl")}, []Vec3{{0, 0, 0}, {0.5, 0.5, 0.5}})
+	out["thin"] = thin
 	return out
 }
 
