@@ -606,15 +606,28 @@ func (s *Store) StoredProposal(ctx context.Context, campaign string, g int) ([]*
 	return out, nil
 }
 
-// CompositionCounts returns the number of evaluations per reduced formula.
-func (s *Store) CompositionCounts(ctx context.Context, campaign string) (map[string]int, error) {
-	comps, err := s.Compositions(ctx, campaign)
-	if err != nil {
-		return nil, err
+// CompositionCounts returns the number of evaluations of each of the given
+// reduced formulas (0 for one never evaluated); it reads those formulas
+// only, so its cost does not grow with the campaign.
+func (s *Store) CompositionCounts(ctx context.Context, campaign string, formulas ...string) (map[string]int, error) {
+	out := make(map[string]int, len(formulas))
+	if len(formulas) == 0 {
+		return out, nil
 	}
-	out := make(map[string]int, len(comps))
-	for f, c := range comps {
-		out[f] = c.Queries
+	fields := make([]string, len(formulas))
+	for i, f := range formulas {
+		fields[i] = f + "|n"
+	}
+	vals, err := s.rdb.HMGet(ctx, s.compsKey(campaign), fields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: composition counts of %s: %w", campaign, err)
+	}
+	for i, v := range vals {
+		n := 0
+		if str, ok := v.(string); ok {
+			n, _ = strconv.Atoi(str)
+		}
+		out[formulas[i]] = n
 	}
 	return out, nil
 }

@@ -176,6 +176,14 @@ func TestCampaignLifecycle(t *testing.T) {
 	if len(success) > 2 {
 		t.Fatalf("pool of %d > 2", len(success))
 	}
+	// Every evaluation was of NaCl; counts are read for the formulas asked.
+	counts, err := s.CompositionCounts(ctx, "life", "NaCl", "KCl")
+	if err != nil || len(counts) != 2 || counts["NaCl"] != 5 || counts["KCl"] != 0 {
+		t.Fatalf("composition counts %v %v", counts, err)
+	}
+	if counts, err := s.CompositionCounts(ctx, "life"); err != nil || len(counts) != 0 {
+		t.Fatalf("composition counts of nothing: %v %v", counts, err)
+	}
 }
 
 func TestEmptyGenerationsExhaust(t *testing.T) {

@@ -1,6 +1,7 @@
 package crystal
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Parameters of the structure fingerprint. They are part of the key's
@@ -89,11 +91,13 @@ const (
 // bond network), fcc vs hcp vs bcc metals, and rutile vs fluorite vs CdI2
 // TiO2.
 func Fingerprint(s *Structure) (string, error) {
-	desc, err := FingerprintDescriptor(s)
+	f := fingerprinters.Get().(*fingerprinter)
+	defer fingerprinters.Put(f)
+	desc, err := f.descriptor(s)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(desc))
+	sum := sha256.Sum256(desc)
 	return s.Composition().ReducedFormula() + "-" + hex.EncodeToString(sum[:8]), nil
 }
 
@@ -107,75 +111,138 @@ func Fingerprint(s *Structure) (string, error) {
 //
 //	Cl[12,6/12.6,42.32,92.78×1] Na[6,12/6.12,32.42,78.92×1]
 func FingerprintDescriptor(s *Structure) (string, error) {
+	f := fingerprinters.Get().(*fingerprinter)
+	defer fingerprinters.Put(f)
+	desc, err := f.descriptor(s)
+	return string(desc), err
+}
+
+// fingerprinters recycles the buffers of descriptor computations, which
+// run concurrently in the proposer.
+var fingerprinters = sync.Pool{New: func() any { return new(fingerprinter) }}
+
+// fingerprinter computes descriptors, keeping its buffers between calls.
+// It is not safe for concurrent use.
+type fingerprinter struct {
+	frac  []Vec3
+	nbrs  speciesNeighborList
+	shell []int // first-shell size by site and species
+	edges [][]bondEdge
+	bfs   bondSearch
+	// Per-site signatures: site i's is sigs[sigStart[i]:sigStart[i+1]].
+	sigs     []byte
+	sigStart []int
+	order    []int
+	out      []byte
+}
+
+// descriptor returns FingerprintDescriptor's text in a buffer that the
+// next call reuses.
+func (f *fingerprinter) descriptor(s *Structure) ([]byte, error) {
 	if err := checkStructureShape(s); err != nil {
-		return "", fmt.Errorf("fingerprint: %w", err)
+		return nil, fmt.Errorf("fingerprint: %w", err)
 	}
 	// Wrapped coordinates keep the image offsets of the bond graph small.
-	s = s.Wrapped()
-	sp := newSpeciesIndex(s)
-	nbrs, err := speciesNeighbors(s, sp, fingerprintRanks+1)
-	if err != nil {
-		return "", fmt.Errorf("fingerprint: %w", err)
-	}
 	n := len(s.Species)
-	adj := make([]map[bondEdge]bool, n)
-	for i := range adj {
-		adj[i] = map[bondEdge]bool{}
+	f.frac = resize(f.frac, n)
+	for i, x := range s.Frac {
+		f.frac[i] = Vec3{wrap(x[0]), wrap(x[1]), wrap(x[2])}
 	}
-	shells := make([]string, n)
+	sp := newSpeciesIndex(s)
+	nb := &f.nbrs
+	if err := nb.find(s.Lattice, f.frac, sp, fingerprintRanks+1, fingerprintRanks); err != nil {
+		return nil, fmt.Errorf("fingerprint: %w", err)
+	}
+	// First shells.
+	nsp := len(sp.elems)
+	f.shell = resize(f.shell, n*nsp)
 	for i := range n {
-		cns := make([]string, len(sp.elems))
-		for b, nbs := range nbrs[i] {
-			cn := firstShellSize(nbs)
-			cns[b] = strconv.Itoa(cn)
-			for _, nb := range nbs[:cn] {
-				adj[i][bondEdge{nb.Index, nb.Image}] = true
-			}
+		for b := range nsp {
+			f.shell[i*nsp+b] = firstShellSize(nb.of(i, b))
 		}
-		shells[i] = strings.Join(cns, ",")
 	}
+	firstShell := func(i, b int) []nearCand { return nb.of(i, b)[:f.shell[i*nsp+b]] }
 	// Keep mutual bonds only: j is in a first shell of i and i in one of
 	// j. A dilute species' nearest atom, many ångströms from most sites,
 	// would otherwise become a hub bonded to every site.
-	edges := make([][]bondEdge, n)
-	for i, m := range adj {
-		for e := range m {
-			if adj[e.J][bondEdge{i, [3]int{-e.Image[0], -e.Image[1], -e.Image[2]}}] {
-				edges[i] = append(edges[i], e)
+	if cap(f.edges) < n {
+		f.edges = append(f.edges[:cap(f.edges)], make([][]bondEdge, n-cap(f.edges))...)
+	}
+	f.edges = f.edges[:n]
+	for i := range n {
+		es := f.edges[i][:0]
+		for b := range nsp {
+			for _, nbr := range firstShell(i, b) {
+				img := unpackImage(nbr.img)
+				back := packImage(-img[0], -img[1], -img[2])
+				for _, m := range firstShell(int(nbr.j), sp.of[i]) {
+					if int(m.j) == i && m.img == back {
+						es = append(es, bondEdge{int(nbr.j), img})
+						break
+					}
+				}
 			}
 		}
+		f.edges[i] = es
 	}
-	sigs := make([]string, n)
-	bfs := bondSearch{seen: make(map[uint64]struct{}, 1024)}
+	// A site's signature: its first-shell sizes, then its coordination
+	// sequence.
+	f.sigs = f.sigs[:0]
+	f.sigStart = resize(f.sigStart, n+1)
+	f.bfs.prepare(f.edges, sp, fingerprintDepth)
 	for i := range n {
-		sigs[i] = shells[i] + "/" + bfs.coordinationSequence(edges, sp, i, fingerprintDepth)
+		f.sigStart[i] = len(f.sigs)
+		for b := range nsp {
+			if b > 0 {
+				f.sigs = append(f.sigs, ',')
+			}
+			f.sigs = strconv.AppendInt(f.sigs, int64(f.shell[i*nsp+b]), 10)
+		}
+		f.sigs = append(f.sigs, '/')
+		f.sigs = f.bfs.coordinationSequence(f.sigs, i)
 	}
-	var out []string
+	f.sigStart[n] = len(f.sigs)
+	sig := func(i int) []byte { return f.sigs[f.sigStart[i]:f.sigStart[i+1]] }
+
+	// Per element, the distinct signatures in byte order with the
+	// fraction of the element's sites having each.
+	out := f.out[:0]
 	for a, e := range sp.elems {
-		count := map[string]int{}
-		total := 0
+		f.order = f.order[:0]
 		for i := range n {
 			if sp.of[i] == a {
-				count[sigs[i]]++
-				total++
+				f.order = append(f.order, i)
 			}
 		}
-		keys := make([]string, 0, len(count))
-		for k := range count {
-			keys = append(keys, k)
+		slices.SortFunc(f.order, func(x, y int) int { return bytes.Compare(sig(x), sig(y)) })
+		total := len(f.order)
+		if a > 0 {
+			out = append(out, ' ')
 		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			g := gcd(count[k], total)
-			frac := strconv.Itoa(count[k] / g)
+		out = append(out, e.Symbol()...)
+		out = append(out, '[')
+		for k := 0; k < total; {
+			run := k + 1
+			for run < total && bytes.Equal(sig(f.order[run]), sig(f.order[k])) {
+				run++
+			}
+			if k > 0 {
+				out = append(out, ' ')
+			}
+			out = append(out, sig(f.order[k])...)
+			g := gcd(run-k, total)
+			out = append(out, "×"...)
+			out = strconv.AppendInt(out, int64((run-k)/g), 10)
 			if total/g != 1 {
-				frac += "/" + strconv.Itoa(total/g)
+				out = append(out, '/')
+				out = strconv.AppendInt(out, int64(total/g), 10)
 			}
-			keys[i] = k + "×" + frac
+			k = run
 		}
-		out = append(out, e.Symbol()+"["+strings.Join(keys, " ")+"]")
+		out = append(out, ']')
 	}
-	return strings.Join(out, " "), nil
+	f.out = out
+	return out, nil
 }
 
 // bondEdge is a bond to atom J in the cell shifted by Image.
@@ -187,10 +254,10 @@ type bondEdge struct {
 // firstShellSize returns the number of atoms before the largest ratio of
 // consecutive distances among the first fingerprintRanks (sorted) atoms;
 // ties go to the smaller shell.
-func firstShellSize(nbs []Neighbor) int {
+func firstShellSize(nbs []nearCand) int {
 	best, size := -1.0, len(nbs)
 	for k := 0; k+1 < len(nbs) && k+1 < fingerprintRanks; k++ {
-		r := nbs[k+1].Distance / math.Max(nbs[k].Distance, 1e-9)
+		r := nbs[k+1].d / math.Max(nbs[k].d, 1e-9)
 		if r > best {
 			best, size = r, k+1
 		}
@@ -198,46 +265,169 @@ func firstShellSize(nbs []Neighbor) int {
 	return size
 }
 
+// bondSearch holds the state of the breadth-first searches of the bond
+// graph. Visited atoms are marked in a dense array over the atoms of the
+// cells a search can reach (each bond shifts the image by at most span
+// cells per axis, so depth d stays within d·span), stamped with the
+// search's number so that nothing is cleared between searches. In that
+// array an atom's index is linear in its image, so a bond is a fixed
+// offset. A graph whose reachable box would be too large falls back to a
+// hash set of packed nodes.
+type bondSearch struct {
+	dense  bool
+	stamp  []uint32
+	cur    uint32
+	origin int         // index of image (0, 0, 0), atom 0
+	bonds  []denseBond // site i's are bonds[first[i]:first[i+1]]
+	first  []int
+	front  []denseNode
+	next   []denseNode
+	counts []int
+
+	seen              map[uint64]struct{}
+	sfront, snext     []bfsNode
+	sedges            [][]bondEdge
+	speciesOf         []int
+	numSpecies, depth int
+}
+
+// denseBond is a bond to atom to, of species sp, whose image moves the
+// dense index by shift.
+type denseBond struct {
+	to, sp int32
+	shift  int
+}
+
+// denseNode is atom i of the image whose first atom has dense index base.
+type denseNode struct {
+	i    int32
+	base int
+}
+
+// maxBondSearchBox bounds the dense visited array (entries).
+const maxBondSearchBox = 1 << 21
+
+// prepare readies searches of the given depth over the bond graph edges.
+func (bfs *bondSearch) prepare(edges [][]bondEdge, sp speciesIndex, depth int) {
+	n := len(edges)
+	var span [3]int
+	for _, es := range edges {
+		for _, e := range es {
+			for a := range 3 {
+				span[a] = max(span[a], abs(e.Image[a]))
+			}
+		}
+	}
+	var dim [3]int
+	size := n
+	for a := range 3 {
+		dim[a] = 2*depth*span[a] + 1
+		size *= dim[a]
+	}
+	bfs.numSpecies, bfs.depth, bfs.speciesOf = len(sp.elems), depth, sp.of
+	bfs.dense = size <= maxBondSearchBox
+	if !bfs.dense {
+		if bfs.seen == nil {
+			bfs.seen = make(map[uint64]struct{}, 1024)
+		}
+		bfs.sedges = edges
+		return
+	}
+	if cap(bfs.stamp) < size {
+		bfs.stamp, bfs.cur = make([]uint32, size), 0
+	}
+	bfs.stamp = bfs.stamp[:size]
+	linear := func(img [3]int) int { return ((img[0]*dim[1]+img[1])*dim[2] + img[2]) * n }
+	bfs.origin = linear([3]int{depth * span[0], depth * span[1], depth * span[2]})
+	bfs.first = resize(bfs.first, n+1)
+	bfs.bonds = bfs.bonds[:0]
+	for i, es := range edges {
+		bfs.first[i] = len(bfs.bonds)
+		for _, e := range es {
+			bfs.bonds = append(bfs.bonds, denseBond{int32(e.J), int32(sp.of[e.J]), linear(e.Image)})
+		}
+	}
+	bfs.first[n] = len(bfs.bonds)
+}
+
 // coordinationSequence counts, by breadth-first search of the periodic bond
 // graph from site i, the atoms of each species at graph distance 1 … depth,
-// written "a.b,c.d,…" (species in symbol order, depths separated by
-// commas). The search state is kept in bfs between calls.
-func (bfs *bondSearch) coordinationSequence(edges [][]bondEdge, sp speciesIndex, i, depth int) string {
+// and appends them to dst as "a.b,c.d,…" (species in symbol order, depths
+// separated by commas).
+func (bfs *bondSearch) coordinationSequence(dst []byte, i int) []byte {
+	bfs.counts = resize(bfs.counts, bfs.numSpecies)
+	if !bfs.dense {
+		return bfs.sparseSequence(dst, i)
+	}
+	if bfs.cur++; bfs.cur == 0 {
+		clear(bfs.stamp)
+		bfs.cur = 1
+	}
+	cur, stamp := bfs.cur, bfs.stamp
+	stamp[bfs.origin+i] = cur
+	bfs.front = append(bfs.front[:0], denseNode{int32(i), bfs.origin})
+	for d := range bfs.depth {
+		last := d == bfs.depth-1
+		bfs.next = bfs.next[:0]
+		clear(bfs.counts)
+		for _, u := range bfs.front {
+			for _, e := range bfs.bonds[bfs.first[u.i]:bfs.first[u.i+1]] {
+				base := u.base + e.shift
+				if stamp[base+int(e.to)] == cur {
+					continue
+				}
+				stamp[base+int(e.to)] = cur
+				bfs.counts[e.sp]++
+				if !last {
+					bfs.next = append(bfs.next, denseNode{e.to, base})
+				}
+			}
+		}
+		dst = appendCounts(dst, bfs.counts, d)
+		bfs.front, bfs.next = bfs.next, bfs.front
+	}
+	return dst
+}
+
+// sparseSequence is coordinationSequence with a hash set of visited nodes.
+func (bfs *bondSearch) sparseSequence(dst []byte, i int) []byte {
 	clear(bfs.seen)
 	start := bfsNode{i: i}
 	bfs.seen[start.key()] = struct{}{}
-	bfs.front = append(bfs.front[:0], start)
-	parts := make([]string, 0, depth)
-	counts := make([]int, len(sp.elems))
-	for range depth {
-		bfs.next = bfs.next[:0]
-		clear(counts)
-		for _, u := range bfs.front {
-			for _, e := range edges[u.i] {
+	bfs.sfront = append(bfs.sfront[:0], start)
+	for d := range bfs.depth {
+		bfs.snext = bfs.snext[:0]
+		clear(bfs.counts)
+		for _, u := range bfs.sfront {
+			for _, e := range bfs.sedges[u.i] {
 				v := bfsNode{e.J, [3]int{u.img[0] + e.Image[0], u.img[1] + e.Image[1], u.img[2] + e.Image[2]}}
 				k := v.key()
 				if _, done := bfs.seen[k]; done {
 					continue
 				}
 				bfs.seen[k] = struct{}{}
-				bfs.next = append(bfs.next, v)
-				counts[sp.of[v.i]]++
+				bfs.snext = append(bfs.snext, v)
+				bfs.counts[bfs.speciesOf[v.i]]++
 			}
 		}
-		c := make([]string, len(counts))
-		for b, x := range counts {
-			c[b] = strconv.Itoa(x)
-		}
-		parts = append(parts, strings.Join(c, "."))
-		bfs.front, bfs.next = bfs.next, bfs.front
+		dst = appendCounts(dst, bfs.counts, d)
+		bfs.sfront, bfs.snext = bfs.snext, bfs.sfront
 	}
-	return strings.Join(parts, ",")
+	return dst
 }
 
-// bondSearch holds the buffers of the breadth-first searches.
-type bondSearch struct {
-	seen        map[uint64]struct{}
-	front, next []bfsNode
+// appendCounts writes depth d's counts: "a.b", after a comma unless d = 0.
+func appendCounts(dst []byte, counts []int, d int) []byte {
+	if d > 0 {
+		dst = append(dst, ',')
+	}
+	for b, x := range counts {
+		if b > 0 {
+			dst = append(dst, '.')
+		}
+		dst = strconv.AppendInt(dst, int64(x), 10)
+	}
+	return dst
 }
 
 // bfsNode is atom i in the cell shifted by img.
@@ -285,33 +475,65 @@ func checkStructureShape(s *Structure) error {
 	return nil
 }
 
-// speciesNeighbors returns, for every site and every species (by index in
-// sp), the atoms of that species sorted by distance (ties by index, then
-// image), periodic images and the site's own images included: at least
-// need of them, and every atom of the species within the distance of the
-// last one listed. Each species has its own search radius R_B, so a
-// species with one atom in a large cell costs no more than a common one:
-// from site i to each atom j of species B, the translations t with
-// |frac_a(x_j + t − x_i)| ≤ R_B / (plane spacing a) are tried, the box
-// that bounds the sphere. R_B starts where need atoms fill the sphere on
-// average and grows until every site has need.
-func speciesNeighbors(s *Structure, sp speciesIndex, need int) ([][][]Neighbor, error) {
-	n := len(s.Species)
-	members := make([][]int, len(sp.elems))
+// speciesNeighborList holds, for every site and every species, the nearest
+// atoms of that species (see find).
+type speciesNeighborList struct {
+	keep, nsp int
+	nbrs      []nearCand // site i, species b: nbrs[(i·nsp+b)·keep:][:count]
+	count     []int
+	members   [][]int
+	near      []nearCand
+}
+
+// of returns the neighbours of site i of species b, nearest first.
+func (l *speciesNeighborList) of(i, b int) []nearCand {
+	k := i*l.nsp + b
+	return l.nbrs[k*l.keep : k*l.keep+l.count[k]]
+}
+
+// find lists, for every site and every species (by index in sp), the keep
+// nearest atoms of that species (keep ≤ need), ordered by distance, ties by
+// index, then image, periodic images and the site's own images included.
+// frac are the sites' fractional coordinates in lattice l.
+//
+// Each species has its own search radius R_B, so a species with one atom
+// in a large cell costs no more than a common one: from site i to each
+// atom j of species B, the translations t with |frac_a(x_j + t − x_i)| ≤
+// R_B / (plane spacing a) bound the sphere, and within that box only the
+// rows of translations that can reach the sphere are visited. R_B starts
+// where need atoms fill the sphere on average and grows by 1.3 until every
+// site has at least need atoms within it; the keep nearest are kept, in
+// order, as they are found.
+func (l *speciesNeighborList) find(lat Lattice, frac []Vec3, sp speciesIndex, need, keep int) error {
+	n := len(frac)
+	l.keep, l.nsp = keep, len(sp.elems)
+	l.nbrs = resize(l.nbrs, n*l.nsp*keep)
+	l.count = resize(l.count, n*l.nsp)
+	if cap(l.members) < l.nsp {
+		l.members = make([][]int, l.nsp)
+	}
+	l.members = l.members[:l.nsp]
+	for b := range l.members {
+		l.members[b] = l.members[b][:0]
+	}
 	for i, b := range sp.of {
-		members[b] = append(members[b], i)
+		l.members[b] = append(l.members[b], i)
 	}
-	out := make([][][]Neighbor, n)
-	for i := range out {
-		out[i] = make([][]Neighbor, len(sp.elems))
-	}
-	spacing := s.Lattice.PlaneSpacings()
-	va, vb, vc := s.Lattice.Vector(0), s.Lattice.Vector(1), s.Lattice.Vector(2)
-	for b, js := range members {
-		radius := 1.15 * math.Cbrt(3*float64(need)*s.Volume()/float64(len(js))/(4*math.Pi))
+	spacing := lat.PlaneSpacings()
+	va, vb, vc := lat.Vector(0), lat.Vector(1), lat.Vector(2)
+	vc0, vc1, vc2 := vc[0], vc[1], vc[2]
+	// Rows along c: for a point q, |q + z·c|² ≤ r² for z between the
+	// roots of |c|²z² + 2(q·c)z + |q|² − r².
+	cc := vc.Dot(vc)
+	// Columns along b (then rows along c): the distance from q + y·b to
+	// the line along c is |P(q) + y·P(b)|, P removing the c component.
+	pb := vb.Sub(vc.Scale(vb.Dot(vc) / cc))
+	pbb := pb.Dot(pb)
+	for b, js := range l.members {
+		radius := 1.15 * math.Cbrt(3*float64(need)*lat.Volume()/float64(len(js))/(4*math.Pi))
 		for attempt := 0; ; attempt++ {
 			if attempt == maxFingerprintCutoffGrowths {
-				return nil, fmt.Errorf("%w: fewer than %d atoms of %s within %.3g Å", ErrBadCell, need, sp.elems[b], radius)
+				return fmt.Errorf("%w: fewer than %d atoms of %s within %.3g Å", ErrBadCell, need, sp.elems[b], radius)
 			}
 			var span Vec3
 			box := 1.0
@@ -320,37 +542,61 @@ func speciesNeighbors(s *Structure, sp speciesIndex, need int) ([][][]Neighbor, 
 				box *= 2*span[a] + 1
 			}
 			if box > maxNeighborBox {
-				return nil, fmt.Errorf("%w: about %.3g lattice translations within %.3g Å (cell too thin or sheared)", ErrBadCell, box, radius)
+				return fmt.Errorf("%w: about %.3g lattice translations within %.3g Å (cell too thin or sheared)", ErrBadCell, box, radius)
 			}
 			r2 := radius * radius
 			complete := true
+			if cap(l.near) < keep {
+				l.near = make([]nearCand, 0, keep)
+			}
 			for i := 0; i < n; i++ {
-				list := out[i][b][:0]
+				near := l.near[:0]
+				within := 0
 				for _, j := range js {
-					d := s.Frac[j].Sub(s.Frac[i])
+					d := frac[j].Sub(frac[i])
 					var lo, hi [3]int
 					for a := 0; a < 3; a++ {
 						lo[a] = int(math.Ceil(-d[a] - span[a]))
 						hi[a] = int(math.Floor(-d[a] + span[a]))
 					}
-					base := s.Lattice.Cartesian(d)
+					base := lat.Cartesian(d)
 					for x := lo[0]; x <= hi[0]; x++ {
 						px := base.Add(va.Scale(float64(x)))
-						for y := lo[1]; y <= hi[1]; y++ {
-							py := px.Add(vb.Scale(float64(y)))
-							for z := lo[2]; z <= hi[2]; z++ {
-								p := py.Add(vc.Scale(float64(z)))
-								d2 := p.Dot(p)
+						ylo, yhi := lo[1], hi[1]
+						if yhi-ylo > shortRow {
+							ylo, yhi = reach(px.Sub(vc.Scale(px.Dot(vc)/cc)), pb, pbb, r2, ylo, yhi)
+						}
+						for y := ylo; y <= yhi; y++ {
+							// p = px + y·b + z·c, d² = |p|², in scalars
+							// (the same operations as Vec3's Add, Scale
+							// and Dot, which the compiler keeps in memory).
+							fy := float64(y)
+							py0, py1, py2 := px[0]+fy*vb[0], px[1]+fy*vb[1], px[2]+fy*vb[2]
+							zlo, zhi := lo[2], hi[2]
+							if zhi-zlo > shortRow {
+								zlo, zhi = reach(Vec3{py0, py1, py2}, vc, cc, r2, zlo, zhi)
+							}
+							for z := zlo; z <= zhi; z++ {
+								fz := float64(z)
+								p0, p1, p2 := py0+fz*vc0, py1+fz*vc1, py2+fz*vc2
+								d2 := p0*p0 + p1*p1 + p2*p2
 								if d2 > r2 || (j == i && x == 0 && y == 0 && z == 0) {
 									continue
 								}
-								list = append(list, Neighbor{Index: j, Distance: math.Sqrt(d2), Image: [3]int{x, y, z}})
+								within++
+								dist := math.Sqrt(d2)
+								if len(near) == keep && dist > near[keep-1].d {
+									continue
+								}
+								near = insertNearest(near, nearCand{dist, packImage(x, y, z), int32(j)}, keep)
 							}
 						}
 					}
 				}
-				out[i][b] = list
-				if len(list) < need {
+				k := i*l.nsp + b
+				l.count[k] = copy(l.nbrs[k*keep:(k+1)*keep], near)
+				l.near = near
+				if within < need {
 					complete = false
 				}
 			}
@@ -359,11 +605,91 @@ func speciesNeighbors(s *Structure, sp speciesIndex, need int) ([][][]Neighbor, 
 			}
 			radius *= 1.3
 		}
-		for i := range out {
-			slices.SortFunc(out[i][b], compareNeighbors)
-		}
 	}
-	return out, nil
+	return nil
+}
+
+// reach returns the integers t in [lo, hi] for which |q + t·v|² ≤ r2 may
+// hold (vv = |v|²): those between the roots of vv·t² + 2(q·v)t + |q|² − r2,
+// the interval widened by reachSlack so that rounding never drops a point
+// the caller's exact test would keep.
+func reach(q, v Vec3, vv, r2 float64, lo, hi int) (int, int) {
+	if vv <= 0 {
+		return lo, hi
+	}
+	qv := q.Dot(v)
+	disc := qv*qv - vv*(q.Dot(q)-r2)
+	if disc < -1e-9*(qv*qv+vv*r2) {
+		return 1, 0 // the line misses the sphere
+	}
+	h := math.Sqrt(max(disc, 0))
+	t0 := (-qv-h)/vv - reachSlack
+	t1 := (-qv+h)/vv + reachSlack
+	if t0 > float64(hi) || t1 < float64(lo) {
+		return 1, 0
+	}
+	return max(lo, int(math.Ceil(t0))), min(hi, int(math.Floor(t1)))
+}
+
+// reachSlack (in lattice translations) covers the rounding of reach's
+// roots: about 1e-8 relative where the line grazes the sphere and the
+// discriminant loses half its digits, far less elsewhere.
+const reachSlack = 1e-5
+
+// shortRow is the length of a row of translations below which find
+// tries them all rather than solving for the ones in the sphere.
+const shortRow = 3
+
+// nearCand is a candidate neighbour while find selects the nearest: its
+// distance, index and packed image. Ordered by distance, then index, then
+// image (packImage keeps the order), like Neighbor.less.
+type nearCand struct {
+	d   float64
+	img uint64
+	j   int32
+}
+
+func (a nearCand) less(b nearCand) bool {
+	if a.d != b.d {
+		return a.d < b.d
+	}
+	if a.j != b.j {
+		return a.j < b.j
+	}
+	return a.img < b.img
+}
+
+// packImage packs an image into 63 bits, 21 per component (offset by
+// 2²⁰), so that integer order is lexicographic order. Searches never reach
+// 2²⁰ cells along an axis (maxNeighborBox).
+func packImage(x, y, z int) uint64 {
+	const off = 1 << 20
+	return uint64(x+off)<<42 | uint64(y+off)<<21 | uint64(z+off)
+}
+
+func unpackImage(k uint64) [3]int {
+	const off, mask = 1 << 20, 1<<21 - 1
+	return [3]int{int(k>>42&mask) - off, int(k>>21&mask) - off, int(k&mask) - off}
+}
+
+// insertNearest inserts c into list (sorted, at most keep long, capacity
+// at least keep), dropping the farthest when full.
+func insertNearest(list []nearCand, c nearCand, keep int) []nearCand {
+	n := len(list)
+	if n == keep {
+		if !c.less(list[n-1]) {
+			return list
+		}
+		n--
+	} else {
+		list = list[:n+1]
+	}
+	for n > 0 && c.less(list[n-1]) {
+		list[n] = list[n-1]
+		n--
+	}
+	list[n] = c
+	return list
 }
 
 // maxNeighborBox bounds the lattice translations tried per atom pair.
@@ -415,8 +741,8 @@ func distanceProfile(s *Structure) (map[string][]float64, error) {
 		return nil, err
 	}
 	sp := newSpeciesIndex(s)
-	nbrs, err := speciesNeighbors(s, sp, similarityNeighbors)
-	if err != nil {
+	var nbrs speciesNeighborList
+	if err := nbrs.find(s.Lattice, s.Frac, sp, similarityNeighbors, similarityNeighbors); err != nil {
 		return nil, err
 	}
 	scale := math.Cbrt(s.VolumePerAtom())
@@ -431,7 +757,7 @@ func distanceProfile(s *Structure) (map[string][]float64, error) {
 				out[key] = v
 			}
 			for k := range v {
-				v[k] += nbrs[i][b][k].Distance / scale
+				v[k] += nbrs.of(i, b)[k].d / scale
 			}
 			count[key]++
 		}

@@ -1,7 +1,9 @@
 package crystal
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -392,5 +394,168 @@ func BenchmarkFingerprint100Atoms(b *testing.B) {
 		if _, err := Fingerprint(s); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFingerprintSmall: keys of the small cells a generator proposes
+// (library prototypes, and a doubled perovskite with half its B sites
+// substituted).
+func BenchmarkFingerprintSmall(b *testing.B) {
+	half, err := builtStructure(b, "perovskite", "SrTiO3").Supercell(2, 1, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	half, err = SubstituteSites(half, []int{sitesOfElement(half, MustElement("Ti"))[0]}, MustElement("Zr"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := map[string]*Structure{"SrTi0.5Zr0.5O3 (10 atoms)": half}
+	for _, tc := range [][2]string{{"rocksalt", "NaCl"}, {"wurtzite", "ZnO"}, {"corundum", "Al2O3"}, {"spinel", "MgAl2O4"}} {
+		s := builtStructure(b, tc[0], tc[1])
+		cases[fmt.Sprintf("%s (%d atoms)", tc[1], s.NumSites())] = s
+	}
+	for name, s := range cases {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Fingerprint(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func sitesOfElement(s *Structure, e Element) []int {
+	var out []int
+	for i, x := range s.Species {
+		if x == e {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// pinnedCorpus is a fixed set of structures whose keys
+// testdata/fingerprint_keys.json pins: each library case, a sheared cell of
+// it, its supercells and ordered substitutions in them.
+func pinnedCorpus(t testing.TB) map[string]*Structure {
+	out := map[string]*Structure{}
+	for _, tc := range fingerprintCases {
+		s := builtStructure(t, tc[0], tc[1])
+		name := tc[0] + "-" + tc[1]
+		out[name] = s
+		out[name+" sheared"] = fpRecell(t, s, [3][3]float64{{1, 0, 0}, {1, 1, 0}, {-1, 0, 1}})
+		for _, m := range [][3]int{{2, 1, 1}, {1, 2, 2}} {
+			sc, err := s.Supercell(m[0], m[1], m[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			label := fmt.Sprintf("%s %d×%d×%d", name, m[0], m[1], m[2])
+			out[label] = sc
+			for _, to := range []string{"Zr", "Mg"} {
+				sub, err := SubstituteSites(sc, []int{0, len(sc.Species) / 2}, MustElement(to))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[fmt.Sprintf("%s, sites 0 and %d → %s", label, len(sc.Species)/2, to)] = sub
+			}
+		}
+	}
+	// Irregular cells: atoms at pseudo-random positions (a fixed
+	// xorshift sequence) in oblique cells, where shells are uneven and
+	// ties rare; a one-atom cell and a thin one.
+	x := uint64(0x9e3779b97f4a7c15)
+	next := func() float64 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return float64(x>>11) / (1 << 53)
+	}
+	elems := []Element{MustElement("Na"), MustElement("Mg"), MustElement("O"), MustElement("Cl")}
+	for k := range 16 {
+		a := 3 + 5*next()
+		l, err := NewLattice([3][3]float64{{a, 0, 0}, {a * next(), a * (0.6 + next()), 0}, {next(), next(), a * (0.5 + 1.5*next())}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 1 + k%9
+		species, frac := make([]Element, n), make([]Vec3, n)
+		for i := range n {
+			species[i] = elems[(i+k)%len(elems)]
+			frac[i] = Vec3{next(), next(), next()}
+		}
+		s, err := NewStructure(l, species, frac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("irregular %d", k)] = s
+	}
+	cubic, _ := NewLattice([3][3]float64{{2, 0, 0}, {0, 2, 0}, {0, 0, 2}})
+	one, _ := NewStructure(cubic, []Element{MustElement("Cu")}, []Vec3{{0, 0, 0}})
+	out["one atom"] = one
+	thinCell, _ := NewLattice([3][3]float64{{12, 0, 0}, {0, 1.8, 0}, {0, 0.3, 1.8}})
+	thin, _ := NewStructure(thinCell, []Element{MustElement("Na"), MustElement("Cl")}, []Vec3{{0, 0, 0}, {0.5, 0.5, 0.5}})
+	out["thin"] = thin
+	return out
+}
+
+// goldenCorpus is the golden COD and Materials Project structures of the
+// reference data, by "golden <file>".
+func goldenCorpus(t testing.TB) map[string]*Structure {
+	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*Structure{}
+	for _, e := range entries {
+		s, err := ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["golden "+e.Name()] = s
+	}
+	return out
+}
+
+// The keys of fixed corpora are those of testdata/fingerprint_keys.json:
+// a faster implementation must give the same keys, byte for byte, since
+// stored campaigns deduplicate by them.
+func TestFingerprintKeysPinned(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "fingerprint_keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]string
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		corpus func(testing.TB) map[string]*Structure
+		prefix string
+	}{
+		{"library", pinnedCorpus, ""},
+		{"golden", goldenCorpus, "golden "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			corpus := tc.corpus(t)
+			for name, s := range corpus {
+				key, ok := want[name]
+				if !ok {
+					t.Errorf("%s: no pinned key", name)
+					continue
+				}
+				if got := fingerprintOf(t, s); got != key {
+					t.Errorf("%s: key %s, pinned %s", name, got, key)
+				}
+			}
+			for name := range want {
+				if _, ok := corpus[name]; !ok && strings.HasPrefix(name, "golden ") == (tc.prefix != "") {
+					t.Errorf("%s: pinned but not in the corpus", name)
+				}
+			}
+		})
 	}
 }

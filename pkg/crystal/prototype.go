@@ -205,17 +205,21 @@ func (p *Prototype) Fit(c Composition) ([]Element, error) {
 			cations = append(cations, i)
 		}
 	}
-	size := cationSizes(elems, counts)
-	slices.SortStableFunc(cations, func(a, b int) int {
-		ra, rb := size[a], size[b]
-		switch {
-		case ra > rb:
-			return -1
-		case ra < rb:
-			return 1
-		}
-		return int(elems[a]) - int(elems[b])
-	})
+	// Sizes only decide between cations of equal counts; they cost an
+	// oxidation-state assignment, so they are found only when needed.
+	if sharedCount(cations, counts) {
+		size := cationSizes(elems, counts)
+		slices.SortStableFunc(cations, func(a, b int) int {
+			ra, rb := size[a], size[b]
+			switch {
+			case ra > rb:
+				return -1
+			case ra < rb:
+				return 1
+			}
+			return int(elems[a]) - int(elems[b])
+		})
+	}
 	for _, k := range cationSites {
 		found := false
 		for _, i := range cations {
@@ -229,6 +233,19 @@ func (p *Prototype) Fit(c Composition) ([]Element, error) {
 		}
 	}
 	return out, nil
+}
+
+// sharedCount reports whether two of the cations (indices into counts) have
+// the same count.
+func sharedCount(cations, counts []int) bool {
+	for x, i := range cations {
+		for _, j := range cations[x+1:] {
+			if counts[i] == counts[j] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cationSizes returns a size for each element to order cations by: the

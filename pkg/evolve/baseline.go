@@ -20,7 +20,7 @@ func RandomSubstitution(in Input) ([]Proposal, []Rejection) {
 	if in.Slots <= 0 {
 		return nil, nil
 	}
-	g := newGeneration(in)
+	g := newGeneration(new(Generator), in)
 	var elements []crystal.Element
 	for _, e := range crystal.Elements() {
 		if in.Task.Elements.Allows(e) {
@@ -43,9 +43,11 @@ func RandomSubstitution(in Input) ([]Proposal, []Rejection) {
 		s := p.Structure
 		return move{
 			op: OpRandomSubstitution, parents: []string{p.ID}, comp: substituted(p.comp, from, to), proto: protoName(p.proto),
-			build:     func() (*crystal.Structure, error) { return crystal.Substitute(s, from, to) },
-			weight:    1,
-			rationale: fmt.Sprintf("random substitution (baseline): %s → %s in %s", from, to, p.formula),
+			build:  func() (*crystal.Structure, error) { return crystal.Substitute(s, from, to) },
+			weight: 1,
+			explain: func() string {
+				return fmt.Sprintf("random substitution (baseline): %s → %s in %s", from, to, p.formula)
+			},
 		}, true
 	}
 	g.run(next)
@@ -71,6 +73,7 @@ func (g *generation) randomPrototypeMove(elements []crystal.Element) (move, bool
 	if err != nil {
 		return move{}, false
 	}
-	return buildMove(OpRandomSubstitution, nil, p, comp, 1,
-		fmt.Sprintf("random substitution (baseline), from scratch: %s filled with random elements, %s", p.CommonName, comp.ReducedFormula())), true
+	return buildMove(OpRandomSubstitution, p, comp, 1, func() string {
+		return fmt.Sprintf("random substitution (baseline), from scratch: %s filled with random elements, %s", p.CommonName, comp.ReducedFormula())
+	}), true
 }

@@ -15,7 +15,8 @@ package evolve
 //
 // EVOLVE_TASK (task name), EVOLVE_BUDGET (evaluations per campaign, 300),
 // EVOLVE_SEEDS (campaigns per generator, 4) and EVOLVE_VERBOSE (log every
-// candidate) tune it.
+// candidate) tune it. Each evolve campaign runs on its own Generator, as a
+// proposer does, and the log gives the generator's time per generation.
 
 import (
 	"context"
@@ -28,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/crucible-sci/crucible/internal/testenv"
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -51,6 +53,10 @@ type campaignResult struct {
 	evaluated, hits, stableHits, known, stable int
 	formulas                                   map[string]bool
 	byOp                                       map[string]*[3]int
+	// generations and generating: how many generations, and the time
+	// spent in the generator.
+	generations int
+	generating  time.Duration
 }
 
 func TestCampaign(t *testing.T) {
@@ -96,14 +102,17 @@ func TestCampaign(t *testing.T) {
 		sources = append(sources, SeedSource{Formula: fm, Properties: props})
 	}
 	budget := envInt(t, "EVOLVE_BUDGET", 300)
-	gens := map[string]func(Input) ([]Proposal, []Rejection){"evolve": Propose, "random": RandomSubstitution}
+	gens := map[string]func() func(Input) ([]Proposal, []Rejection){
+		"evolve": func() func(Input) ([]Proposal, []Rejection) { return new(Generator).Propose },
+		"random": func() func(Input) ([]Proposal, []Rejection) { return RandomSubstitution },
+	}
 	totals := map[string]campaignResult{}
 	for _, name := range []string{"evolve", "random"} {
 		var tot campaignResult
 		tot.formulas = map[string]bool{}
 		tot.byOp = map[string]*[3]int{}
 		for seed := uint64(1); seed <= uint64(envInt(t, "EVOLVE_SEEDS", 4)); seed++ {
-			r := runCampaign(t, o, tk, sources, gens[name], seed, budget)
+			r := runCampaign(t, o, tk, sources, gens[name](), seed, budget)
 			tot.evaluated += r.evaluated
 			tot.hits += r.hits
 			tot.stableHits += r.stableHits
@@ -117,8 +126,9 @@ func TestCampaign(t *testing.T) {
 					tot.byOp[op][i] += c[i]
 				}
 			}
-			t.Logf("%s seed %d: %d evaluated, hit %.1f %%, stable hit %.1f %%, stable %.1f %%, known %.1f %%, unique %d",
-				name, seed, r.evaluated, pct(r.hits, r.evaluated), pct(r.stableHits, r.evaluated), pct(r.stable, r.evaluated), pct(r.known, r.evaluated), len(r.formulas))
+			t.Logf("%s seed %d: %d evaluated, hit %.1f %%, stable hit %.1f %%, stable %.1f %%, known %.1f %%, unique %d; %d generations, %.2f ms each",
+				name, seed, r.evaluated, pct(r.hits, r.evaluated), pct(r.stableHits, r.evaluated), pct(r.stable, r.evaluated), pct(r.known, r.evaluated), len(r.formulas),
+				r.generations, float64(r.generating.Microseconds())/1000/float64(max(r.generations, 1)))
 		}
 		t.Logf("%s total: hit %.1f %%, stable hit %.1f %%, stable %.1f %%, known %.1f %%",
 			name, pct(tot.hits, tot.evaluated), pct(tot.stableHits, tot.evaluated), pct(tot.stable, tot.evaluated), pct(tot.known, tot.evaluated))
@@ -249,7 +259,10 @@ func runCampaign(t *testing.T, o *oracle.Oracle, tk task.Task, sources []SeedSou
 		if g > 0 {
 			in.Rules = rng.Perm(len(Rules))[:6]
 		}
+		start := time.Now()
 		props, _ := gen(in)
+		res.generating += time.Since(start)
+		res.generations++
 		if len(props) == 0 {
 			continue
 		}

@@ -24,13 +24,12 @@ import (
 // Children are weighted by site fit (tolerance factor for perovskites,
 // radius ratios otherwise) and, mildly, by the task's trends; the parents'
 // own formulas are excluded.
-func crossoverMoves(g *generation, ps []*parentInfo) []move {
+func crossoverMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	a, b := ps[0], ps[1]
 	if !a.ionic || !b.ionic || a.formula == b.formula {
 		return nil
 	}
 	rule, _ := RuleByNumber(11)
-	parents := []string{a.ID, b.ID}
 	type pooled struct {
 		ion
 		from int // 0: a, 1: b
@@ -77,9 +76,10 @@ func crossoverMoves(g *generation, ps []*parentInfo) []move {
 			amounts[k] = ionAmount{in, float64(p.Sites[k].Count)}
 		}
 		w := fit * math.Exp(0.3*prior(g.in.Task, amounts))
-		out = append(out, buildMove(OpCrossover, parents, p, comp, w,
-			fmt.Sprintf("%s (LLEMA rule %d): %s + %s → %s as %s: %s%s",
-				rule.Name, rule.Number, a.formula, b.formula, comp.ReducedFormula(), p.CommonName, placement(p, placed), toleranceNote(p, placed))))
+		out = append(out, buildMove(OpCrossover, p, comp, w, func() string {
+			return fmt.Sprintf("%s (LLEMA rule %d): %s + %s → %s as %s: %s%s",
+				rule.Name, rule.Number, a.formula, b.formula, comp.ReducedFormula(), p.CommonName, placement(p, placed), toleranceNote(p, placed))
+		}))
 	}
 	for _, p := range crystal.Prototypes() {
 		ax := anionSite(p)

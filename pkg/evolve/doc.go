@@ -44,4 +44,10 @@
 // formulas) are proposed only when nothing novel could be made. Seeds
 // chooses seed materials for the islands; RandomSubstitution is the
 // unguided baseline.
+//
+// A Generator runs the same generations faster over a campaign: it
+// remembers parents' analyses, the operators' moves on them and what each
+// move built (its fingerprint or why it failed), so a move tried in an
+// earlier generation is neither built nor fingerprinted again. Its
+// proposals are exactly Propose's.
 package evolve

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/task"
@@ -102,32 +101,52 @@ const (
 // slots left when the attempt budget (40 per slot, at least 60) is spent.
 // Failed validity or element-rule checks are returned as rejections (at
 // most 2·Slots+2). Same Input and RNG seed, same output.
+//
+// Propose remembers nothing between calls; a long-lived Generator gives
+// the same proposals faster.
 func Propose(in Input) ([]Proposal, []Rejection) {
-	if in.Slots <= 0 {
-		return nil, nil
-	}
-	g := newGeneration(in)
-	g.run(g.pickMove)
-	return g.out, g.rejected
+	return new(Generator).Propose(in)
 }
 
 // generation is the state of one Propose call.
 type generation struct {
 	in      Input
 	rng     *rand.Rand
+	gen     *Generator
+	ts      *taskState
 	palette []crystal.Element
 	cations []crystal.Element // palette elements that can be cations
 	anions  []crystal.Element // palette elements that can be anions
 	parents []*parentInfo
 	enabled map[string]bool
 	widened bool // every operator enabled after the sampled rules ran dry
+	// ops and opWeights are the enabled operators that the parents allow,
+	// with their base weights; parentWeights the parents' weights.
+	ops           []operator
+	opWeights     []float64
+	parentWeights []float64
 
-	cache    map[string]*moveSet
+	// Scratch space of the fills: siteCandidates' results, fill's ions
+	// and elements used, the ions a draw keeps, a fill's amounts.
+	scratchEls     []crystal.Element
+	scratchWs      []float64
+	scratchIons    []ion
+	scratchUsed    []crystal.Element
+	scratchKeep    []ion
+	scratchAmounts []ionAmount
+
+	sets     map[setKey]*moveSet
 	fps      map[string]bool // fingerprints taken (parents and proposals)
 	formulas map[string]bool // formulas proposed
 	known    []move          // known compositions, set aside
 	out      []Proposal
 	rejected []Rejection
+}
+
+// setKey identifies an operator's moves on parents (by index).
+type setKey struct {
+	op   string
+	a, b int
 }
 
 // moveSet is the moves of one operator on one choice of parents, and which
@@ -139,44 +158,49 @@ type moveSet struct {
 
 // move is one concrete proposal before it is built.
 type move struct {
-	op        string
-	parents   []string
-	comp      crystal.Composition
-	proto     string // prototype name, "" when none
-	build     func() (*crystal.Structure, error)
-	weight    float64
-	rationale string
+	op      string
+	parents []string
+	comp    crystal.Composition
+	formula string // comp's reduced formula
+	proto   string // prototype name, "" when none
+	// recipe names what build makes (crystal.Build of a composition in a
+	// prototype, substitutions in a parent's cell), exactly: equal recipes
+	// build equal structures. Generator remembers outcomes by it; "" for a
+	// move not to remember.
+	recipe string
+	build  func() (*crystal.Structure, error)
+	// draw, when not nil, is the random choice of sites the move still
+	// needs (see siteDraw); build and recipe are set once it is drawn.
+	draw    *siteDraw
+	weight  float64
+	explain func() string // the rationale, written when needed
+	// admitted: the move passed this generation's admissible, so the
+	// element rules and Allowed need not be checked again.
+	admitted bool
 }
 
-func newGeneration(in Input) *generation {
+func newGeneration(gen *Generator, in Input) *generation {
 	rng := in.RNG
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(0x5eed, 0xc0ffee))
 	}
+	ts := gen.forTask(in.Task)
 	g := &generation{
-		in: in, rng: rng,
+		in: in, rng: rng, gen: gen, ts: ts,
+		palette: ts.palette, cations: ts.cations, anions: ts.anions,
 		enabled:  enabledOperators(in.Rules),
-		cache:    map[string]*moveSet{},
+		sets:     map[setKey]*moveSet{},
 		fps:      map[string]bool{},
 		formulas: map[string]bool{},
 	}
-	g.palette = palette(in.Task.Elements.Allows)
-	for _, e := range g.palette {
-		if len(cationStates(e)) > 0 {
-			g.cations = append(g.cations, e)
-		}
-		if _, ok := anionState(e); ok {
-			g.anions = append(g.anions, e)
-		}
-	}
 	for i, p := range in.Successes {
-		if pi := analyseParent(p, true, i, in.Task); pi != nil {
+		if pi := analyseParent(gen, p, true, i, in.Task); pi != nil {
 			pi.index = len(g.parents)
 			g.parents = append(g.parents, pi)
 		}
 	}
 	for i, p := range in.Failures {
-		if pi := analyseParent(p, false, i, in.Task); pi != nil {
+		if pi := analyseParent(gen, p, false, i, in.Task); pi != nil {
 			pi.index = len(g.parents)
 			g.parents = append(g.parents, pi)
 		}
@@ -185,8 +209,21 @@ func newGeneration(in Input) *generation {
 		if p.fp != "" {
 			g.fps[p.fp] = true
 		}
+		g.parentWeights = append(g.parentWeights, p.weight)
 	}
+	g.enable()
 	return g
+}
+
+// enable lists the enabled operators the parents allow.
+func (g *generation) enable() {
+	g.ops, g.opWeights = g.ops[:0], g.opWeights[:0]
+	for _, op := range operators {
+		if g.enabled[op.name] && op.arity <= len(g.parents) {
+			g.ops = append(g.ops, op)
+			g.opWeights = append(g.opWeights, op.weight)
+		}
+	}
 }
 
 // run tries moves from next until the slots are filled or the budget is
@@ -203,6 +240,7 @@ func (g *generation) run(next func() (move, bool)) {
 					break
 				}
 				g.enabled, g.widened, idle = enabledOperators(nil), true, 0
+				g.enable()
 			}
 			continue
 		}
@@ -219,19 +257,23 @@ func (g *generation) run(next func() (move, bool)) {
 
 // pickMove chooses an operator, its parents and one untried move.
 func (g *generation) pickMove() (move, bool) {
-	op, ps, ok := g.pickOperator()
+	op, a, b, ok := g.pickOperator()
 	if !ok {
 		return move{}, false
 	}
-	key := op.name
-	for _, p := range ps {
-		key += "|" + strconv.Itoa(p.index)
-	}
-	set := g.cache[key]
+	key := setKey{op.name, a, b}
+	set := g.sets[key]
 	if set == nil || (op.arity == 0 && allTried(set)) {
-		set = &moveSet{moves: g.admissible(op.moves(g, ps))}
+		var ps []*parentInfo
+		if a >= 0 {
+			ps = append(ps, g.parents[a])
+		}
+		if b >= 0 {
+			ps = append(ps, g.parents[b])
+		}
+		set = &moveSet{moves: g.movesOf(op, ps)}
 		set.tried = make([]bool, len(set.moves))
-		g.cache[key] = set
+		g.sets[key] = set
 	}
 	i, ok := g.sampleMove(set)
 	if !ok {
@@ -241,25 +283,70 @@ func (g *generation) pickMove() (move, bool) {
 	return set.moves[i], true
 }
 
-// admissible drops the moves whose composition breaks the task's element
-// rules (the must-contain rules; the palette already keeps out excluded
-// elements) or that Allowed refuses, which are avoided rather than tried,
-// and those with more than maxElements elements. Compositions of more than
-// three elements are down-weighted by 0.35 per extra element: each
-// added element opens more competing phases on the hull, and repeated
-// partial substitutions would otherwise grow ever longer formulas.
-func (g *generation) admissible(ms []move) []move {
+// movesOf returns the admissible moves of op on parents ps for this
+// generation. The moves of an operator that draws nothing at random while
+// making them are remembered by the Generator (for the task, the parents'
+// structures and needs); those replacing random sites draw them here, from
+// the generation's RNG, in the order the operator would.
+func (g *generation) movesOf(op operator, ps []*parentInfo) []move {
+	var ml *moveList
+	var key string
+	if !op.random {
+		key = movesKey(op.name, ps)
+		ml, _ = g.ts.movesOf(g.gen, key)
+	}
+	if ml == nil {
+		ml = &moveList{}
+		ml.moves = g.ruleAdmissible(op.moves(g, ps, ml))
+		if !op.random {
+			g.ts.rememberMoves(g.gen, key, ml)
+		}
+	}
+	var perms [][]int
+	for _, n := range ml.draws {
+		perms = append(perms, g.rng.Perm(n))
+	}
+	var parents []string
+	for _, p := range ps {
+		parents = append(parents, p.ID)
+	}
+	out := make([]move, 0, len(ml.moves))
+	for _, m := range ml.moves {
+		if g.in.Allowed != nil && !g.in.Allowed(m.comp) {
+			continue
+		}
+		m.parents, m.admitted = parents, true
+		if m.draw != nil {
+			m.draw.complete(&m, perms[m.draw.group])
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// ruleAdmissible drops the moves whose composition breaks the task's
+// element rules (the must-contain rules; the palette already keeps out
+// excluded elements), which are avoided rather than tried, and those with
+// more than maxElements elements. Compositions of more than three elements
+// are down-weighted by 0.35 per extra element: each added element opens
+// more competing phases on the hull, and repeated partial substitutions
+// would otherwise grow ever longer formulas. It also writes each move's
+// reduced formula.
+func (g *generation) ruleAdmissible(ms []move) []move {
 	out := ms[:0]
 	for _, m := range ms {
 		n := m.comp.Len()
-		if n > maxElements || len(g.in.Task.Check(m.comp)) > 0 {
+		if n > maxElements {
+			continue
+		}
+		if m.formula == "" {
+			m.formula = m.comp.ReducedFormula()
+		}
+		if !g.ts.obeysRules(g.gen, m.formula, m.comp) {
 			continue
 		}
 		if n > 3 {
 			m.weight *= math.Pow(0.35, float64(n-3))
-		}
-		if g.in.Allowed != nil && !g.in.Allowed(m.comp) {
-			continue
 		}
 		out = append(out, m)
 	}
@@ -302,13 +389,19 @@ func (g *generation) sampleMove(s *moveSet) (int, bool) {
 }
 
 // consider builds and checks a move and records the outcome. Known
-// compositions are set aside unless allowKnown.
+// compositions are set aside unless allowKnown. What building a move gives
+// is remembered by its recipe, so a move tried in an earlier generation is
+// not built again unless it is proposed (or rejected: a proposal carries
+// its structure).
 func (g *generation) consider(m move, allowKnown bool) {
-	formula := m.comp.ReducedFormula()
+	formula := m.formula
+	if formula == "" {
+		formula = m.comp.ReducedFormula()
+	}
 	if g.formulas[formula] && !allowKnown {
 		return
 	}
-	if g.in.Allowed != nil && !g.in.Allowed(m.comp) {
+	if !m.admitted && g.in.Allowed != nil && !g.in.Allowed(m.comp) {
 		return
 	}
 	known := g.in.Known != nil && g.in.Known(formula)
@@ -317,38 +410,66 @@ func (g *generation) consider(m move, allowKnown bool) {
 		return
 	}
 	p := Proposal{Formula: formula, Prototype: m.proto, Parents: m.parents, Operator: m.op,
-		Rule: ruleOf(m.op), Rationale: m.rationale, Known: known}
-	if reasons := g.in.Task.Check(m.comp); len(reasons) > 0 {
-		g.reject(p, reasons)
+		Rule: ruleOf(m.op), Known: known}
+	if !m.admitted {
+		if reasons := g.in.Task.Check(m.comp); len(reasons) > 0 {
+			p.Rationale = m.explain()
+			g.reject(p, reasons)
+			return
+		}
+	}
+	var s *crystal.Structure
+	o, remembered := outcome{}, false
+	if m.recipe != "" {
+		o, remembered = g.gen.outcome(m.recipe)
+	}
+	if !remembered {
+		s, o = buildOutcome(m)
+		if m.recipe != "" {
+			g.gen.remember(m.recipe, o)
+		}
+	}
+	if o.reasons == nil && (g.fps[o.fp] || (g.in.Seen != nil && g.in.Seen(o.fp))) {
 		return
 	}
-	s, err := m.build()
-	if err != nil {
-		g.reject(p, []string{"build: " + err.Error()})
-		return
+	if remembered && o.built {
+		// Builds are deterministic: this is the structure checked before.
+		var err error
+		if s, err = m.build(); err != nil {
+			o = outcome{reasons: []string{"build: " + err.Error()}}
+		}
 	}
 	p.Structure = s
-	rep, err := crystal.Validate(s, crystal.ValidityOptions{})
-	if err != nil {
-		g.reject(p, []string{err.Error()})
+	p.Rationale = m.explain()
+	if o.reasons != nil {
+		g.reject(p, slices.Clone(o.reasons))
 		return
 	}
+	g.fps[o.fp] = true
+	g.formulas[formula] = true
+	p.Fingerprint = o.fp
+	g.out = append(g.out, p)
+}
+
+// buildOutcome builds m and checks it: the structure, and its fingerprint
+// or why it is rejected.
+func buildOutcome(m move) (*crystal.Structure, outcome) {
+	s, err := m.build()
+	if err != nil {
+		return nil, outcome{reasons: []string{"build: " + err.Error()}}
+	}
+	rep, err := crystal.Validate(s, crystal.ValidityOptions{})
+	if err != nil {
+		return s, outcome{built: true, reasons: []string{err.Error()}}
+	}
 	if !rep.Valid() {
-		g.reject(p, rep.Reasons())
-		return
+		return s, outcome{built: true, reasons: rep.Reasons()}
 	}
 	fp, err := crystal.Fingerprint(s)
 	if err != nil {
-		g.reject(p, []string{"fingerprint: " + err.Error()})
-		return
+		return s, outcome{built: true, reasons: []string{"fingerprint: " + err.Error()}}
 	}
-	if g.fps[fp] || (g.in.Seen != nil && g.in.Seen(fp)) {
-		return
-	}
-	g.fps[fp] = true
-	g.formulas[formula] = true
-	p.Fingerprint = fp
-	g.out = append(g.out, p)
+	return s, outcome{built: true, fp: fp}
 }
 
 func (g *generation) reject(p Proposal, reasons []string) {
@@ -364,69 +485,66 @@ type operator struct {
 	weight float64
 	// arity is the number of parents: 0 (from scratch), 1 or 2.
 	arity int
-	moves func(g *generation, ps []*parentInfo) []move
+	// random: the operator draws from the generation's RNG while making
+	// its moves (beyond the sites of siteDraw), so they are not
+	// remembered.
+	random bool
+	// moves makes the operator's moves on ps; draws of random sites are
+	// appended to ml.draws.
+	moves func(g *generation, ps []*parentInfo, ml *moveList) []move
 }
 
 // operators lists every operator with its base weight. Substitutions that
 // keep the parent's structure come first: they make the smallest steps,
 // which is what exploiting a good parent needs.
 var operators = []operator{
-	{OpSameGroup, 0.8, 1, sameGroupMoves},
-	{OpSimilarElement, 1.0, 1, similarElementMoves},
-	{OpPartialSubstitution, 1.4, 1, partialSubstitutionMoves},
-	{OpOxidationState, 0.6, 1, oxidationStateMoves},
-	{OpIonicRadius, 0.8, 1, ionicRadiusMoves},
-	{OpPropertyDirected, 1.2, 1, propertyDirectedMoves},
-	{OpChargeCoupled, 0.6, 1, chargeCoupledMoves},
-	{OpIsoelectronic, 0.4, 1, isoelectronicMoves},
-	{OpAnionExchange, 0.25, 1, anionExchangeMoves},
-	{OpPrototypeFill, 0.8, 1, prototypeFillMoves},
-	{OpTemplateFill, 0.35, 1, templateFillMoves},
-	{OpCoordinationChange, 0.4, 1, coordinationChangeMoves},
-	{OpRedox, 0.4, 1, redoxMoves},
-	{OpCrossover, 0.8, 2, crossoverMoves},
+	{OpSameGroup, 0.8, 1, false, sameGroupMoves},
+	{OpSimilarElement, 1.0, 1, false, similarElementMoves},
+	{OpPartialSubstitution, 1.4, 1, false, partialSubstitutionMoves},
+	{OpOxidationState, 0.6, 1, false, oxidationStateMoves},
+	{OpIonicRadius, 0.8, 1, false, ionicRadiusMoves},
+	{OpPropertyDirected, 1.2, 1, false, propertyDirectedMoves},
+	{OpChargeCoupled, 0.6, 1, false, chargeCoupledMoves},
+	{OpIsoelectronic, 0.4, 1, false, isoelectronicMoves},
+	{OpAnionExchange, 0.25, 1, false, anionExchangeMoves},
+	{OpPrototypeFill, 0.8, 1, true, prototypeFillMoves},
+	{OpTemplateFill, 0.35, 1, true, templateFillMoves},
+	{OpCoordinationChange, 0.4, 1, false, coordinationChangeMoves},
+	{OpRedox, 0.4, 1, false, redoxMoves},
+	{OpCrossover, 0.8, 2, false, crossoverMoves},
 }
 
-var scratchOperator = operator{OpScratch, 1, 0, scratchMoves}
+var scratchOperator = operator{OpScratch, 1, 0, true, scratchMoves}
 
-// pickOperator chooses an enabled operator and its parents. With no
-// parents it builds from scratch.
-func (g *generation) pickOperator() (operator, []*parentInfo, bool) {
+// pickOperator chooses an enabled operator and its parents (indices, −1
+// for none). With no parents it builds from scratch.
+func (g *generation) pickOperator() (op operator, a, b int, ok bool) {
 	if len(g.parents) == 0 {
-		return scratchOperator, nil, true
+		return scratchOperator, -1, -1, true
 	}
-	var ops []operator
-	var weights []float64
-	for _, op := range operators {
-		if !g.enabled[op.name] || op.arity > len(g.parents) {
-			continue
-		}
-		ops = append(ops, op)
-		weights = append(weights, op.weight)
+	if len(g.ops) == 0 {
+		return operator{}, -1, -1, false
 	}
-	if len(ops) == 0 {
-		return operator{}, nil, false
-	}
-	op := ops[weightedIndex(g.rng, weights)]
-	ps := []*parentInfo{g.pickParent(nil)}
+	op = g.ops[weightedIndex(g.rng, g.opWeights)]
+	a, b = g.pickParent(-1), -1
 	if op.arity == 2 {
-		ps = append(ps, g.pickParent(ps[0]))
+		b = g.pickParent(a)
 	}
-	return op, ps, true
+	return op, a, b, true
 }
 
-// pickParent draws a parent other than not: weight 1/(1+rank) in the
-// success pool and 0.35/(1+rank) in the failure pool (exploitation with
-// some exploration, as LLEMA shows both pools), halved for a parent known
-// to be unstable.
-func (g *generation) pickParent(not *parentInfo) *parentInfo {
-	weights := make([]float64, len(g.parents))
-	for i, p := range g.parents {
-		if p != not {
-			weights[i] = p.weight
-		}
+// pickParent draws a parent other than the one of index not: weight
+// 1/(1+rank) in the success pool and 0.35/(1+rank) in the failure pool
+// (exploitation with some exploration, as LLEMA shows both pools), halved
+// for a parent known to be unstable.
+func (g *generation) pickParent(not int) int {
+	w := g.parentWeights
+	if not >= 0 {
+		saved := w[not]
+		w[not] = 0
+		defer func() { w[not] = saved }()
 	}
-	return g.parents[weightedIndex(g.rng, weights)]
+	return weightedIndex(g.rng, w)
 }
 
 // weightedIndex draws i with probability w[i]/Σw (uniformly when all are

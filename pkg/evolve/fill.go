@@ -43,6 +43,11 @@ func protoFit(p *crystal.Prototype, comp crystal.Composition, ions []ion) (float
 	if err != nil {
 		return 0, nil, false
 	}
+	return placedFit(p, elems, ions)
+}
+
+// placedFit is protoFit with Fit's elements given.
+func placedFit(p *crystal.Prototype, elems []crystal.Element, ions []ion) (float64, []ion, bool) {
 	byEl := map[crystal.Element]ion{}
 	for _, in := range ions {
 		byEl[in.el] = in
@@ -59,9 +64,10 @@ func protoFit(p *crystal.Prototype, comp crystal.Composition, ions []ion) (float
 }
 
 // buildMove is a move that builds comp in prototype p.
-func buildMove(op string, parents []string, p *crystal.Prototype, comp crystal.Composition, w float64, rationale string) move {
+func buildMove(op string, p *crystal.Prototype, comp crystal.Composition, w float64, explain func() string) move {
 	return move{
-		op: op, parents: parents, comp: comp, proto: p.Name, weight: w, rationale: rationale,
+		op: op, comp: comp, proto: p.Name, weight: w, explain: explain,
+		recipe: buildRecipe(p, comp),
 		build: func() (*crystal.Structure, error) {
 			b, err := crystal.Build(p, comp)
 			if err != nil {
@@ -128,66 +134,125 @@ func chargeTuples(p *crystal.Prototype, anionCharge int) [][]int {
 
 // siteCandidates returns the palette cations in state q for a site of the
 // given coordination next to anion x, weighted by the radius-ratio fit
-// (Pauling's first rule), excluding the elements in used.
+// (Pauling's first rule), excluding the elements in used. The candidates
+// before the exclusion are remembered for the task.
+//
+// The slices are the generation's scratch space, valid until the next call.
 func (g *generation) siteCandidates(q int, coord string, x ion, used []crystal.Element) ([]crystal.Element, []float64) {
-	rx, okx := radius(x.el, x.q, "VI")
-	lo, hi := radiusRatioWindow(coordinationNumber(coord))
-	var els []crystal.Element
-	var ws []float64
-	for _, e := range g.cations {
-		if slices.Contains(used, e) || !hasState(e, q) || e.X() >= x.el.X() {
+	all := g.ts.siteCandidates(g.gen, siteKey{q, coord, x})
+	els, ws := g.scratchEls[:0], g.scratchWs[:0]
+	for i, e := range all.els {
+		if !slices.Contains(used, e) {
+			els = append(els, e)
+			ws = append(ws, all.ws[i])
+		}
+	}
+	g.scratchEls, g.scratchWs = els, ws
+	return els, ws
+}
+
+// siteKey is the site and anion of siteCandidates.
+type siteKey struct {
+	q     int
+	coord string
+	x     ion
+}
+
+// siteCands are the candidates of a siteKey, excluding nothing.
+type siteCands struct {
+	els []crystal.Element
+	ws  []float64
+}
+
+// siteCandidates returns the candidates for k among the task's cations,
+// from memory after the first time.
+func (ts *taskState) siteCandidates(gen *Generator, k siteKey) siteCands {
+	gen.mu.Lock()
+	c, ok := ts.sites[k]
+	gen.mu.Unlock()
+	if ok {
+		return c
+	}
+	rx, okx := radius(k.x.el, k.x.q, "VI")
+	lo, hi := radiusRatioWindow(coordinationNumber(k.coord))
+	for _, e := range ts.cations {
+		if !hasState(e, k.q) || e.X() >= k.x.el.X() {
 			continue
 		}
 		w := 0.3
-		if r, ok := radius(e, q, coord); ok && okx {
+		if r, ok := radius(e, k.q, k.coord); ok && okx {
 			w = windowFit(r/rx, lo, hi, 0.12)
 		}
 		if w < 0.01 {
 			continue
 		}
-		els = append(els, e)
-		ws = append(ws, w)
+		c.els = append(c.els, e)
+		c.ws = append(c.ws, w)
 	}
-	return els, ws
+	gen.mu.Lock()
+	defer gen.mu.Unlock()
+	if ts.sites == nil {
+		ts.sites = map[siteKey]siteCands{}
+	}
+	ts.sites[k] = c
+	return c
 }
 
-// fill draws ions for the sites of p: the sites in keep take the given
-// ions, the others a charge-balancing state and an element by site fit.
-// ok is false when no balancing choice exists.
-func (g *generation) fill(p *crystal.Prototype, x ion, keep map[int]ion) ([]ion, bool) {
+// fill draws ions for the sites of p: the sites with an ion in keep (an
+// element other than 0) take it, the others a charge-balancing state and
+// an element by site fit. ok is false when no balancing choice exists. The
+// ions are the generation's scratch space, valid until the next call.
+func (g *generation) fill(p *crystal.Prototype, x ion, keep []ion) ([]ion, bool) {
 	ax := anionSite(p)
 	if ax < 0 {
 		return nil, false
 	}
 	total := -x.q * p.Sites[ax].Count
-	var tuples [][]int
-	for _, t := range chargeTuples(p, total) {
-		ok := true
+	all := g.gen.chargeTuples(p, total)
+	fits := func(t []int) bool {
 		for k, in := range keep {
-			if t[k] != in.q {
-				ok = false
+			if in.el != 0 && t[k] != in.q {
+				return false
 			}
 		}
-		if ok {
-			tuples = append(tuples, t)
+		return true
+	}
+	n := 0
+	for _, t := range all {
+		if fits(t) {
+			n++
 		}
 	}
-	if len(tuples) == 0 {
+	if n == 0 {
 		return nil, false
 	}
-	t := tuples[g.rng.IntN(len(tuples))]
-	ions := make([]ion, len(p.Sites))
-	ions[ax] = x
-	used := []crystal.Element{x.el}
-	for _, in := range keep {
-		used = append(used, in.el)
+	// The r-th balancing tuple, r drawn uniformly.
+	var t []int
+	r := g.rng.IntN(n)
+	for _, c := range all {
+		if fits(c) {
+			if r == 0 {
+				t = c
+				break
+			}
+			r--
+		}
 	}
+	ions := resized(&g.scratchIons, len(p.Sites))
+	ions[ax] = x
+	used := append(g.scratchUsed[:0], x.el)
+	for _, in := range keep {
+		if in.el != 0 {
+			used = append(used, in.el)
+		}
+	}
+	defer func() { g.scratchUsed = used }()
 	for k, s := range p.Sites {
 		if s.Role != crystal.Cation {
 			continue
 		}
-		if in, ok := keep[k]; ok {
-			ions[k] = in
+		if k < len(keep) && keep[k].el != 0 {
+			ions[k] = keep[k]
 			continue
 		}
 		els, ws := g.siteCandidates(t[k], s.Coordination, x, used)
@@ -201,20 +266,29 @@ func (g *generation) fill(p *crystal.Prototype, x ion, keep map[int]ion) ([]ion,
 	return ions, true
 }
 
+// resized returns *buf with length n, zeroed, growing it when needed.
+func resized[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
 // fillMoves samples fills of prototype p and returns them as moves,
 // weighted by site fit, by the trends (towards the parent's needs when
 // there is a parent, towards the task otherwise) and deduplicated by
 // composition.
-func (g *generation) fillMoves(op string, parent *parentInfo, protos []*crystal.Prototype, draw func(p *crystal.Prototype) (x ion, keep map[int]ion, ok bool), describe func(p *crystal.Prototype, ions []ion) string) []move {
+//
+// draw returns the anion and the ions to keep (see fill); keep may be the
+// generation's scratch keep (keepFor).
+func (g *generation) fillMoves(op string, parent *parentInfo, protos []*crystal.Prototype, draw func(p *crystal.Prototype) (x ion, keep []ion, ok bool), describe func(p *crystal.Prototype, ions []ion) string) []move {
 	if len(protos) == 0 {
 		return nil
 	}
-	seen := map[string]bool{}
+	seen := map[fillSeen]bool{}
 	var out []move
-	var parents []string
-	if parent != nil {
-		parents = []string{parent.ID}
-	}
 	for range fillSamples {
 		p := protos[g.rng.IntN(len(protos))]
 		x, keep, ok := draw(p)
@@ -225,30 +299,31 @@ func (g *generation) fillMoves(op string, parent *parentInfo, protos []*crystal.
 		if !ok {
 			continue
 		}
-		comp, ok := protoComposition(p, ions)
-		if !ok || !paulingOrdered(ions) {
+		f := g.gen.filling(p, ions)
+		if !f.balanced {
 			continue
 		}
-		key := p.Name + "/" + comp.ReducedFormula()
-		if seen[key] || (parent != nil && comp.ReducedFormula() == parent.formula) {
+		key := fillSeen{p, f.formula}
+		if seen[key] || (parent != nil && f.formula == parent.formula) {
 			continue
 		}
 		seen[key] = true
-		fit, placed, ok := protoFit(p, comp, ions)
-		if !ok || fit <= 0 {
+		if !f.fits || f.fit <= 0 {
 			continue
 		}
-		amounts := make([]ionAmount, len(placed))
+		placed := f.placed
+		amounts := resized(&g.scratchAmounts, len(placed))
 		for k, in := range placed {
 			amounts[k] = ionAmount{in, float64(p.Sites[k].Count)}
 		}
-		w := fit
+		w := f.fit
 		if parent != nil {
-			w *= math.Exp(mildSteering * direction(parent.needs, parent.ionList(), amounts))
+			w *= math.Exp(mildSteering * directionFrom(parent.needs, parent.desc, parent.described, amounts))
 		} else {
 			w *= math.Exp(mildSteering * prior(g.in.Task, amounts))
 		}
-		out = append(out, buildMove(op, parents, p, comp, w, describe(p, placed)))
+		out = append(out, move{op: op, comp: f.comp, formula: f.formula, proto: p.Name, weight: w, recipe: f.recipe, build: f.build,
+			explain: func() string { return describe(p, placed) }})
 	}
 	return out
 }
@@ -277,7 +352,7 @@ func (g *generation) sameGroupAnion(x ion, pSwap float64) ion {
 // redistributed between sites, as SrTiO3 → LaAlO3), chosen by the site's
 // radius-ratio window and, for perovskites, the tolerance factor; the
 // anion is kept or, one time in four, swapped within its group.
-func prototypeFillMoves(g *generation, ps []*parentInfo) []move {
+func prototypeFillMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	if p.proto == nil || !p.ionic || len(p.protoElems) != len(p.proto.Sites) {
 		return nil
@@ -291,18 +366,20 @@ func prototypeFillMoves(g *generation, ps []*parentInfo) []move {
 			cationSites = append(cationSites, k)
 		}
 	}
-	return g.fillMoves(OpPrototypeFill, p, []*crystal.Prototype{proto}, func(*crystal.Prototype) (ion, map[int]ion, bool) {
+	return g.fillMoves(OpPrototypeFill, p, []*crystal.Prototype{proto}, func(*crystal.Prototype) (ion, []ion, bool) {
 		x := g.sameGroupAnion(p.ionOf(p.protoElems[ax]), 0.25)
-		keep := map[int]ion{}
+		keep := resized(&g.scratchKeep, len(proto.Sites))
 		if len(cationSites) > 1 {
 			// Keep a random proper subset of the cation sites.
+			kept := 0
 			for _, k := range cationSites {
 				if g.rng.IntN(2) == 0 {
 					keep[k] = p.ionOf(p.protoElems[k])
+					kept++
 				}
 			}
-			if len(keep) == len(cationSites) {
-				delete(keep, cationSites[g.rng.IntN(len(cationSites))])
+			if kept == len(cationSites) {
+				keep[cationSites[g.rng.IntN(len(cationSites))]] = ion{}
 			}
 		}
 		return x, keep, true
@@ -329,10 +406,10 @@ func toleranceNote(p *crystal.Prototype, ions []ion) string {
 // (another than the parent's own) filled with new, charge-balanced ions
 // fitted to its sites; the anion is kept half of the time, otherwise any
 // anion of the palette.
-func templateFillMoves(g *generation, ps []*parentInfo) []move {
+func templateFillMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	var protos []*crystal.Prototype
-	for _, q := range crystal.Matching(p.comp) {
+	for _, q := range p.matching {
 		if p.proto == nil || q.Name != p.proto.Name {
 			protos = append(protos, q)
 		}
@@ -342,7 +419,7 @@ func templateFillMoves(g *generation, ps []*parentInfo) []move {
 	}
 	x0, hasAnion := p.anion()
 	rule, _ := RuleByNumber(9)
-	return g.fillMoves(OpTemplateFill, p, protos, func(*crystal.Prototype) (ion, map[int]ion, bool) {
+	return g.fillMoves(OpTemplateFill, p, protos, func(*crystal.Prototype) (ion, []ion, bool) {
 		if hasAnion && g.rng.IntN(2) == 0 {
 			return x0.ion, nil, true
 		}
@@ -369,12 +446,12 @@ func (g *generation) randomAnion() (ion, bool) {
 // the anion drawn from the palette, weighted towards the task by the
 // property trends. When the task requires elements, one of them is placed
 // first.
-func scratchMoves(g *generation, _ []*parentInfo) []move {
+func scratchMoves(g *generation, _ []*parentInfo, _ *moveList) []move {
 	protos := crystal.Prototypes()
 	rule, _ := RuleByNumber(9)
 	required := g.requiredElements()
-	return g.fillMoves(OpScratch, nil, protos, func(p *crystal.Prototype) (ion, map[int]ion, bool) {
-		keep := map[int]ion{}
+	return g.fillMoves(OpScratch, nil, protos, func(p *crystal.Prototype) (ion, []ion, bool) {
+		keep := resized(&g.scratchKeep, len(p.Sites))
 		var x ion
 		if len(required) > 0 {
 			r := required[g.rng.IntN(len(required))]
@@ -422,14 +499,14 @@ func (g *generation) requiredElements() []crystal.Element {
 // prototypeMoves returns moves building comp (of the given ions, one per
 // element) in every library prototype that accepts it, weighted by site
 // fit times w.
-func prototypeMoves(op string, parents []string, comp crystal.Composition, ions []ion, w float64, why func(p *crystal.Prototype, placed []ion) string) []move {
+func prototypeMoves(op string, comp crystal.Composition, ions []ion, w float64, why func(p *crystal.Prototype, placed []ion) string) []move {
 	var out []move
 	for _, p := range crystal.Matching(comp) {
 		fit, placed, ok := protoFit(p, comp, ions)
 		if !ok || fit <= 0 {
 			continue
 		}
-		out = append(out, buildMove(op, parents, p, comp, w*fit, why(p, placed)))
+		out = append(out, buildMove(op, p, comp, w*fit, func() string { return why(p, placed) }))
 	}
 	return out
 }
@@ -439,7 +516,7 @@ func prototypeMoves(op string, parents []string, comp crystal.Composition, ions 
 // (oxide → nitride, fluoride, sulfide …; same-group swaps are rule 1) with
 // the cation-to-anion ratio rebalanced for neutrality (MgO → MgF2, Al2O3 →
 // AlN), built in each prototype that accepts the new formula.
-func anionExchangeMoves(g *generation, ps []*parentInfo) []move {
+func anionExchangeMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	x, ok := p.anion()
 	if !ok || !p.ionic {
@@ -483,7 +560,7 @@ func anionExchangeMoves(g *generation, ps []*parentInfo) []move {
 			amounts = append(amounts, ionAmount{ions[i], it.Amount})
 		}
 		w := math.Exp(mildSteering * direction(p.needs, p.ionList(), amounts))
-		out = append(out, prototypeMoves(OpAnionExchange, []string{p.ID}, comp, ions, w, func(pr *crystal.Prototype, placed []ion) string {
+		out = append(out, prototypeMoves(OpAnionExchange, comp, ions, w, func(pr *crystal.Prototype, placed []ion) string {
 			return fmt.Sprintf("%s (LLEMA rule %d): the %s anion of %s exchanged for %s, stoichiometry rebalanced to %s, built as %s",
 				rule.Name, rule.Number, x.ion, p.formula, yi, comp.ReducedFormula(), pr.CommonName)
 		})...)
@@ -497,7 +574,7 @@ func anionExchangeMoves(g *generation, ps []*parentInfo) []move {
 // fluorite VIII ↔ CdI2 layered VI), preferring the coordination the
 // radius ratio favours (Pauling's first rule): weight fit(new) / (fit(old)
 // + 0.1).
-func coordinationChangeMoves(g *generation, ps []*parentInfo) []move {
+func coordinationChangeMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	if !p.ionic {
 		return nil
@@ -522,9 +599,10 @@ func coordinationChangeMoves(g *generation, ps []*parentInfo) []move {
 		if p.proto != nil {
 			from = p.proto.CommonName + " (cation CN " + oldCN + ")"
 		}
-		out = append(out, buildMove(OpCoordinationChange, []string{p.ID}, q, p.comp, fit/(oldFit+0.1),
-			fmt.Sprintf("%s (LLEMA rule %d): %s rebuilt from %s as %s (cation CN %s): %s",
-				rule.Name, rule.Number, p.formula, from, q.CommonName, cationCoordination(q), placement(q, placed))))
+		out = append(out, buildMove(OpCoordinationChange, q, p.comp, fit/(oldFit+0.1), func() string {
+			return fmt.Sprintf("%s (LLEMA rule %d): %s rebuilt from %s as %s (cation CN %s): %s",
+				rule.Name, rule.Number, p.formula, from, q.CommonName, cationCoordination(q), placement(q, placed))
+		}))
 	}
 	return out
 }
@@ -549,7 +627,7 @@ func cationCoordination(p *crystal.Prototype) string {
 // changes by one the other way, replaced by an ion of similar size in its
 // new state (LiFeO2 → MgFeO2: Fe³⁺ → Fe²⁺ with Li⁺ → Mg²⁺), when the
 // product's best oxidation assignment indeed has the new state.
-func redoxMoves(g *generation, ps []*parentInfo) []move {
+func redoxMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	x, ok := p.anion()
 	if !ok || !p.ionic {
@@ -585,7 +663,7 @@ func redoxMoves(g *generation, ps []*parentInfo) []move {
 				if q2 < m.q {
 					verb = "reduced"
 				}
-				out = append(out, prototypeMoves(OpRedox, []string{p.ID}, comp, ions, 1, func(pr *crystal.Prototype, placed []ion) string {
+				out = append(out, prototypeMoves(OpRedox, comp, ions, 1, func(pr *crystal.Prototype, placed []ion) string {
 					return fmt.Sprintf("%s (LLEMA rule %d): %s %s from %s to %s, giving %s as %s",
 						rule.Name, rule.Number, m.el, verb, m.ion, ion{m.el, q2}, comp.ReducedFormula(), pr.CommonName)
 				})...)
@@ -617,12 +695,16 @@ func redoxMoves(g *generation, ps []*parentInfo) []move {
 					if fit <= 0 {
 						continue
 					}
+					from, to := []crystal.Element{n.el}, []crystal.Element{n2.el}
 					out = append(out, move{
-						op: OpRedox, parents: []string{p.ID}, comp: comp, proto: protoName(p.proto),
-						build:  p.replacing(comp, []crystal.Element{n.el}, []crystal.Element{n2.el}),
+						op: OpRedox, comp: comp, proto: protoName(p.proto),
+						build:  p.replacing(comp, from, to),
+						recipe: replaceRecipe(p, comp, from, to),
 						weight: sims[i] * fit,
-						rationale: fmt.Sprintf("%s (LLEMA rule %d): %s → %s in %s, compensated by %s → %s",
-							rule.Name, rule.Number, m.ion, ion{m.el, q2}, p.inWhat(), n.ion, n2),
+						explain: func() string {
+							return fmt.Sprintf("%s (LLEMA rule %d): %s → %s in %s, compensated by %s → %s",
+								rule.Name, rule.Number, m.ion, ion{m.el, q2}, p.inWhat(), n.ion, n2)
+						},
 					})
 				}
 			}

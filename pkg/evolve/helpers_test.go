@@ -41,7 +41,7 @@ func wideGap(t testing.TB) task.Task {
 // testGeneration prepares a generation over the given parents (successes).
 func testGeneration(t testing.TB, tk task.Task, seed uint64, ps ...Parent) *generation {
 	t.Helper()
-	return newGeneration(Input{Task: tk, Successes: ps, Slots: 2, RNG: rand.New(rand.NewPCG(seed, 1))})
+	return newGeneration(new(Generator), Input{Task: tk, Successes: ps, Slots: 2, RNG: rand.New(rand.NewPCG(seed, 1))})
 }
 
 // movesOf runs operator op of generation g on its parents (in order).
@@ -52,11 +52,11 @@ func movesOf(t testing.TB, g *generation, op string) []move {
 			if len(g.parents) < o.arity {
 				t.Fatalf("%s needs %d parents, have %d", op, o.arity, len(g.parents))
 			}
-			return g.admissible(o.moves(g, g.parents[:max(o.arity, 1)]))
+			return g.movesOf(o, g.parents[:max(o.arity, 1)])
 		}
 	}
 	if op == OpScratch {
-		return g.admissible(scratchMoves(g, nil))
+		return g.movesOf(scratchOperator, nil)
 	}
 	t.Fatalf("no operator %s", op)
 	return nil

@@ -206,8 +206,8 @@ func TestOperatorsOnKnownParents(t *testing.T) {
 			}
 			valid := 0
 			for _, m := range ms {
-				if m.op != tt.op || m.weight <= 0 || m.rationale == "" || len(m.parents) != len(tt.parents) {
-					t.Errorf("%s: op %q weight %g rationale %q parents %v", m.comp.ReducedFormula(), m.op, m.weight, m.rationale, m.parents)
+				if m.op != tt.op || m.weight <= 0 || m.explain() == "" || len(m.parents) != len(tt.parents) {
+					t.Errorf("%s: op %q weight %g rationale %q parents %v", m.comp.ReducedFormula(), m.op, m.weight, m.explain(), m.parents)
 				}
 				if tt.check != nil {
 					tt.check(t, m)
@@ -391,7 +391,7 @@ func TestSubstitutionOutsideTheLibraryKeepsTheCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGeneration(Input{Task: wideGap(t), Successes: []Parent{{ID: "p", Structure: sc}}, Slots: 1})
+	g := newGeneration(new(Generator), Input{Task: wideGap(t), Successes: []Parent{{ID: "p", Structure: sc}}, Slots: 1})
 	if g.parents[0].proto != nil {
 		t.Fatalf("ordered cell identified as %s", g.parents[0].proto.Name)
 	}

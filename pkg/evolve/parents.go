@@ -14,24 +14,12 @@ const StableHull = 0.1
 // parentInfo is a parent analysed for the operators.
 type parentInfo struct {
 	Parent
+	// analysis is what the structure alone determines, shared between
+	// generations: read only.
+	*analysis
 	index   int // position among the generation's parents
 	success bool
 	weight  float64
-	comp    crystal.Composition
-	formula string
-	fp      string
-	// ions holds each element once, with its oxidation state in the best
-	// neutral assignment, its count in the reduced formula and the
-	// coordination of its site; ionic is false when some element has no
-	// integer state (intermetallics, mixed valence), and then ions holds
-	// states of 0.
-	ions  []siteIon
-	ionic bool
-	// proto is the library prototype whose build of the parent's
-	// composition has the parent's fingerprint, nil when none does.
-	proto *crystal.Prototype
-	// protoElems is the element on each of proto's sites.
-	protoElems []crystal.Element
 	// needs are the property changes the parent's evaluation asks for.
 	needs []need
 }
@@ -44,39 +32,22 @@ type siteIon struct {
 	coord string
 }
 
-// analyseParent prepares p; nil when it has no usable structure.
-func analyseParent(p Parent, success bool, rank int, t task.Task) *parentInfo {
+// analyseParent prepares p, with gen's memory of structures; nil when it
+// has no usable structure. Its Structure is the analysis' copy, which the
+// moves build from.
+func analyseParent(gen *Generator, p Parent, success bool, rank int, t task.Task) *parentInfo {
 	s := p.Structure
 	if s == nil || len(s.Species) == 0 || len(s.Species) != len(s.Frac) || s.Volume() <= 0 {
 		return nil
 	}
-	pi := &parentInfo{Parent: p, success: success, comp: s.Composition()}
-	pi.formula = pi.comp.ReducedFormula()
+	pi := &parentInfo{Parent: p, analysis: gen.analyse(s), success: success}
+	pi.Structure = pi.s
 	pi.weight = 1 / float64(1+rank)
 	if !success {
 		pi.weight *= 0.35
 	}
 	if e, ok := p.Properties["e_above_hull"]; ok && e > StableHull {
 		pi.weight *= 0.5
-	}
-	if fp, err := crystal.Fingerprint(s); err == nil {
-		pi.fp = fp
-	}
-	pi.ions, pi.ionic = parentIons(pi.comp)
-	if pi.fp != "" {
-		pi.proto = identifyPrototype(pi.comp, pi.fp)
-	}
-	if pi.proto != nil {
-		if elems, err := pi.proto.Fit(pi.comp); err == nil {
-			pi.protoElems = elems
-			for k, e := range elems {
-				for i := range pi.ions {
-					if pi.ions[i].el == e {
-						pi.ions[i].coord = pi.proto.Sites[k].Coordination
-					}
-				}
-			}
-		}
 	}
 	pi.needs = needs(t, p.Properties)
 	return pi
@@ -121,14 +92,12 @@ func parentIons(c crystal.Composition) ([]siteIon, bool) {
 }
 
 // identifyPrototype returns the library prototype in which c, built, has
-// fingerprint fp; nil when none has.
-func identifyPrototype(c crystal.Composition, fp string) *crystal.Prototype {
+// fingerprint fp; nil when none has. The fingerprints of the builds are
+// gen's: a parent the generator proposed was built in its prototype, so
+// that build's fingerprint is usually remembered.
+func (gen *Generator) identifyPrototype(c crystal.Composition, fp string) *crystal.Prototype {
 	for _, p := range crystal.Matching(c) {
-		b, err := crystal.Build(p, c)
-		if err != nil {
-			continue
-		}
-		if f, err := crystal.Fingerprint(b.Structure); err == nil && f == fp {
+		if f, ok := gen.builtFingerprint(p, c); ok && f == fp {
 			return p
 		}
 	}
@@ -150,9 +119,9 @@ func (p *parentInfo) anion() (siteIon, bool) {
 }
 
 // ionList returns the parent's ions with their counts, for descriptors.
-func (p *parentInfo) ionList() []ionAmount {
-	out := make([]ionAmount, len(p.ions))
-	for i, si := range p.ions {
+func (a *analysis) ionList() []ionAmount {
+	out := make([]ionAmount, len(a.ions))
+	for i, si := range a.ions {
 		out[i] = ionAmount{si.ion, float64(si.n)}
 	}
 	return out

@@ -349,3 +349,19 @@ func BenchmarkPropose(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGeneratorPropose: generations of a campaign (recurring parents,
+// a growing seen set) on one long-lived Generator, as the proposer runs
+// them.
+func BenchmarkGeneratorPropose(b *testing.B) {
+	inputs := generationInputs(b, 40)
+	var gen Generator
+	seen := map[string]bool{}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		out, _ := gen.Propose(inputs[i%len(inputs)](func(fp string) bool { return seen[fp] }))
+		for _, p := range out {
+			seen[p.Fingerprint] = true
+		}
+	}
+}

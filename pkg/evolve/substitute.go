@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -103,9 +104,9 @@ func ionsOf(xs []ionAmount) []ion {
 }
 
 // substitutionScore weighs replacing from by to (0 refuses it) and says
-// why in a few words; d is the trend direction of the change (see
-// direction).
-type substitutionScore func(from siteIon, to ion, d float64) (w float64, why string)
+// why in a few words (written when asked); d is the trend direction of the
+// change (see direction).
+type substitutionScore func(from siteIon, to ion, d float64) (w float64, why func() string)
 
 // wholeSubstitutions enumerates the replacement of one element of p on all
 // its sites by a palette element in the same oxidation state, as score
@@ -140,11 +141,15 @@ func (g *generation) wholeSubstitutions(p *parentInfo, op string, score substitu
 			}
 			w *= fit * math.Exp(steering*d)
 			comp := substituted(p.comp, si.el, e)
+			from, tos := []crystal.Element{si.el}, []crystal.Element{e}
 			out = append(out, move{
-				op: op, parents: []string{p.ID}, comp: comp, proto: protoName(p.proto),
-				build:     p.replacing(comp, []crystal.Element{si.el}, []crystal.Element{e}),
-				weight:    w,
-				rationale: fmt.Sprintf("%s (LLEMA rule %d): %s → %s on every %s site of %s; %s", rule.Name, rule.Number, si.ion, to, si.el, p.inWhat(), why),
+				op: op, comp: comp, proto: protoName(p.proto),
+				build:  p.replacing(comp, from, tos),
+				recipe: replaceRecipe(p, comp, from, tos),
+				weight: w,
+				explain: func() string {
+					return fmt.Sprintf("%s (LLEMA rule %d): %s → %s on every %s site of %s; %s", rule.Name, rule.Number, si.ion, to, si.el, p.inWhat(), why())
+				},
 			})
 		}
 	}
@@ -153,11 +158,11 @@ func (g *generation) wholeSubstitutions(p *parentInfo, op string, score substitu
 
 // sameGroupMoves: LLEMA rule 1, an element of the same periodic group in
 // the same oxidation state (Na → K, Cl → Br), nearer periods preferred.
-func sameGroupMoves(g *generation, ps []*parentInfo) []move {
+func sameGroupMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
-	return g.wholeSubstitutions(p, OpSameGroup, func(from siteIon, to ion, _ float64) (float64, string) {
+	return g.wholeSubstitutions(p, OpSameGroup, func(from siteIon, to ion, _ float64) (float64, func() string) {
 		if to.el.Group() != from.el.Group() {
-			return 0, ""
+			return 0, nil
 		}
 		r1, ok1 := radius(from.el, from.q, from.coord)
 		r2, ok2 := radius(to.el, to.q, from.coord)
@@ -165,7 +170,7 @@ func sameGroupMoves(g *generation, ps []*parentInfo) []move {
 		if ok1 && ok2 {
 			w = 0.05 + radiusSimilarity(r1, r2, 0.3)
 		}
-		return w, fmt.Sprintf("both in group %d", to.el.Group())
+		return w, func() string { return fmt.Sprintf("both in group %d", to.el.Group()) }
 	}, mildSteering)
 }
 
@@ -173,32 +178,34 @@ func sameGroupMoves(g *generation, ps []*parentInfo) []move {
 // states include the state the replaced one has in the parent's best
 // assignment (Mg²⁺ → Ca²⁺, Zn²⁺, Ni²⁺), with a broad preference for
 // similar size: the widest of the substitutions.
-func oxidationStateMoves(g *generation, ps []*parentInfo) []move {
+func oxidationStateMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
-	return g.wholeSubstitutions(p, OpOxidationState, func(from siteIon, to ion, _ float64) (float64, string) {
+	return g.wholeSubstitutions(p, OpOxidationState, func(from siteIon, to ion, _ float64) (float64, func() string) {
 		r1, ok1 := radius(from.el, from.q, from.coord)
 		r2, ok2 := radius(to.el, to.q, from.coord)
 		w := 0.2
 		if ok1 && ok2 {
 			w = 0.03 + radiusSimilarity(r1, r2, 0.35)
 		}
-		return w, fmt.Sprintf("same oxidation state %+d", to.q)
+		return w, func() string { return fmt.Sprintf("same oxidation state %+d", to.q) }
 	}, mildSteering)
 }
 
 // similarElementMoves: LLEMA rule 2, the formula ratios kept and one
 // element replaced by a chemically similar one: Gaussian kernels on the
 // Shannon radius (σ 12 %) and Pauling electronegativity (σ 0.3).
-func similarElementMoves(g *generation, ps []*parentInfo) []move {
+func similarElementMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
-	return g.wholeSubstitutions(p, OpSimilarElement, func(from siteIon, to ion, _ float64) (float64, string) {
+	return g.wholeSubstitutions(p, OpSimilarElement, func(from siteIon, to ion, _ float64) (float64, func() string) {
 		s := ionSimilarity(from.ion, to, from.coord, 0.12, 0.3)
 		if s < 0.05 {
-			return 0, ""
+			return 0, nil
 		}
-		r1, _ := radius(from.el, from.q, from.coord)
-		r2, _ := radius(to.el, to.q, from.coord)
-		return s, fmt.Sprintf("similar ion: r %.2f → %.2f Å (CN %s), χ %.2f → %.2f", r1, r2, from.coord, from.el.X(), to.el.X())
+		return s, func() string {
+			r1, _ := radius(from.el, from.q, from.coord)
+			r2, _ := radius(to.el, to.q, from.coord)
+			return fmt.Sprintf("similar ion: r %.2f → %.2f Å (CN %s), χ %.2f → %.2f", r1, r2, from.coord, from.el.X(), to.el.X())
+		}
 	}, mildSteering)
 }
 
@@ -210,25 +217,27 @@ const ionicRadiusTolerance = 0.15
 // radius at the site's coordination is within 15 % of the replaced one,
 // and, in a perovskite, a tolerance factor and octahedral factor in the
 // formable range (siteFit).
-func ionicRadiusMoves(g *generation, ps []*parentInfo) []move {
+func ionicRadiusMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
-	return g.wholeSubstitutions(p, OpIonicRadius, func(from siteIon, to ion, _ float64) (float64, string) {
+	return g.wholeSubstitutions(p, OpIonicRadius, func(from siteIon, to ion, _ float64) (float64, func() string) {
 		r1, ok1 := radius(from.el, from.q, from.coord)
 		r2, ok2 := radius(to.el, to.q, from.coord)
 		if !ok1 || !ok2 {
-			return 0, ""
+			return 0, nil
 		}
 		dr := math.Abs(r2-r1) / r1
 		if dr > ionicRadiusTolerance {
-			return 0, ""
+			return 0, nil
 		}
-		why := fmt.Sprintf("r %.2f → %.2f Å at CN %s (%.0f %%)", r1, r2, from.coord, 100*dr)
-		if p.proto != nil && p.proto.Name == "perovskite" {
-			if t, ok := p.toleranceAfter(from.el, to); ok {
-				why += fmt.Sprintf(", tolerance factor t = %.3f", t)
+		return 1 - 0.5*dr/ionicRadiusTolerance, func() string {
+			why := fmt.Sprintf("r %.2f → %.2f Å at CN %s (%.0f %%)", r1, r2, from.coord, 100*dr)
+			if p.proto != nil && p.proto.Name == "perovskite" {
+				if t, ok := p.toleranceAfter(from.el, to); ok {
+					why += fmt.Sprintf(", tolerance factor t = %.3f", t)
+				}
 			}
+			return why
 		}
-		return 1 - 0.5*dr/ionicRadiusTolerance, why
 	}, mildSteering)
 }
 
@@ -254,7 +263,7 @@ func (p *parentInfo) toleranceAfter(e crystal.Element, to ion) (float64, bool) {
 // those the property trends say move the parent's missed properties
 // towards their bounds, strongly preferred. Only for parents with
 // evaluated properties that miss, or barely meet, a constraint.
-func propertyDirectedMoves(g *generation, ps []*parentInfo) []move {
+func propertyDirectedMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	var wants []string
 	for _, n := range p.needs {
@@ -271,9 +280,9 @@ func propertyDirectedMoves(g *generation, ps []*parentInfo) []move {
 		return nil
 	}
 	goal := strings.Join(wants, ", ")
-	return g.wholeSubstitutions(p, OpPropertyDirected, func(from siteIon, to ion, d float64) (float64, string) {
+	return g.wholeSubstitutions(p, OpPropertyDirected, func(from siteIon, to ion, d float64) (float64, func() string) {
 		if d <= 0 {
-			return 0, ""
+			return 0, nil
 		}
 		r1, ok1 := radius(from.el, from.q, from.coord)
 		r2, ok2 := radius(to.el, to.q, from.coord)
@@ -281,7 +290,9 @@ func propertyDirectedMoves(g *generation, ps []*parentInfo) []move {
 		if ok1 && ok2 {
 			w = 0.05 + radiusSimilarity(r1, r2, 0.3)
 		}
-		return w, fmt.Sprintf("to %s: χ %.2f → %.2f, %s", goal, from.el.X(), to.el.X(), shellWord(to))
+		return w, func() string {
+			return fmt.Sprintf("to %s: χ %.2f → %.2f, %s", goal, from.el.X(), to.el.X(), shellWord(to))
+		}
 	}, strongSteering)
 }
 
@@ -294,13 +305,16 @@ func shellWord(i ion) string {
 
 // supercellFor returns p's structure, doubled along its shortest lattice
 // vector when e has fewer than two sites, so that part of e's sites can be
-// replaced; nil when the cell would exceed maxCellAtoms.
-func supercellFor(s *crystal.Structure, e crystal.Element) *crystal.Structure {
+// replaced; nil when the cell would exceed maxCellAtoms. id names the cell
+// (the parent's uid and the axis doubled) for recipes.
+func (p *parentInfo) supercellFor(e crystal.Element) (cell *crystal.Structure, id string) {
+	s := p.Structure
+	id = strconv.FormatUint(p.uid, 10)
 	if len(sitesOf(s, e)) >= 2 {
-		return s
+		return s, id
 	}
 	if 2*len(s.Species) > maxCellAtoms {
-		return nil
+		return nil, ""
 	}
 	a, b, c, _, _, _ := s.Lattice.Parameters()
 	n := [3]int{1, 1, 1}
@@ -314,9 +328,9 @@ func supercellFor(s *crystal.Structure, e crystal.Element) *crystal.Structure {
 	}
 	sc, err := s.Supercell(n[0], n[1], n[2])
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	return sc
+	return sc, fmt.Sprintf("%s×%d%d%d", id, n[0], n[1], n[2])
 }
 
 // cellWith returns the composition of s with the given sites occupied by
@@ -344,7 +358,10 @@ func cellWith(s *crystal.Structure, sites []int, to []crystal.Element) crystal.C
 // when the element has one site. Isovalent ions of similar size mix at a
 // small enthalpy cost, so the child stays close to its parent's stability
 // while its composition is new.
-func partialSubstitutionMoves(g *generation, ps []*parentInfo) []move {
+//
+// The sites that change are drawn at random (siteDraw) when a generation
+// uses the moves.
+func partialSubstitutionMoves(g *generation, ps []*parentInfo, ml *moveList) []move {
 	p := ps[0]
 	if !p.ionic {
 		return nil
@@ -353,7 +370,7 @@ func partialSubstitutionMoves(g *generation, ps []*parentInfo) []move {
 	parentIons := p.ionList()
 	var out []move
 	for _, si := range p.ions {
-		cell := supercellFor(p.Structure, si.el)
+		cell, cellID := p.supercellFor(si.el)
 		if cell == nil {
 			continue
 		}
@@ -387,25 +404,23 @@ func partialSubstitutionMoves(g *generation, ps []*parentInfo) []move {
 					continue
 				}
 				k := len(sites) / f
-				perm := g.rng.Perm(len(sites))
-				chosen := make([]int, k)
-				for i := range chosen {
-					chosen[i] = sites[perm[i]]
-				}
-				slices.Sort(chosen)
+				// Which k sites is drawn with the generation's RNG; the
+				// composition does not depend on it.
 				tos := slices.Repeat([]crystal.Element{e}, k)
-				comp := cellWith(cell, chosen, tos)
+				comp := cellWith(cell, sites[:k], tos)
 				w := sim * math.Exp(mildSteering*d)
 				if f == 4 {
 					w *= 0.5
 				}
-				c, el := cell, e
+				ml.draws = append(ml.draws, len(sites))
 				out = append(out, move{
-					op: OpPartialSubstitution, parents: []string{p.ID}, comp: comp,
-					build:  func() (*crystal.Structure, error) { return crystal.SubstituteSites(c, chosen, el) },
+					op: OpPartialSubstitution, comp: comp,
+					draw:   &siteDraw{group: len(ml.draws) - 1, cell: cell, cellID: cellID, sites: sites, counts: []int{k}, els: []crystal.Element{e}},
 					weight: w,
-					rationale: fmt.Sprintf("%s (LLEMA rule %d), as an ordered solid solution: 1/%d of the %s sites of %s → %s (same charge, r %s)",
-						rule.Name, rule.Number, f, si.ion, p.inWhat(), to, radiusChange(si, to)),
+					explain: func() string {
+						return fmt.Sprintf("%s (LLEMA rule %d), as an ordered solid solution: 1/%d of the %s sites of %s → %s (same charge, r %s)",
+							rule.Name, rule.Number, f, si.ion, p.inWhat(), to, radiusChange(si, to))
+					},
 				})
 			}
 		}
@@ -474,7 +489,7 @@ func (g *generation) nearestIons(like ion, coord string, q int, exclude crystal.
 // LaAlO3, KNbO3; the classic route to substrate and dielectric analogs);
 // or, for a single cation, half its sites go up and half down (MgO →
 // LiScO2-type ordered rock salt, ZnO → LiGaO2-type).
-func chargeCoupledMoves(g *generation, ps []*parentInfo) []move {
+func chargeCoupledMoves(g *generation, ps []*parentInfo, ml *moveList) []move {
 	p := ps[0]
 	if !p.ionic {
 		return nil
@@ -511,20 +526,25 @@ func chargeCoupledMoves(g *generation, ps []*parentInfo) []move {
 						}
 						d := direction(p.needs, parentIons, child)
 						comp := substituted(substituted(p.comp, a.el, a2.el), b.el, b2.el)
+						from, to := []crystal.Element{a.el, b.el}, []crystal.Element{a2.el, b2.el}
 						out = append(out, move{
-							op: OpChargeCoupled, parents: []string{p.ID}, comp: comp, proto: protoName(p.proto),
-							build:  p.replacing(comp, []crystal.Element{a.el, b.el}, []crystal.Element{a2.el, b2.el}),
+							op: OpChargeCoupled, comp: comp, proto: protoName(p.proto),
+							build:  p.replacing(comp, from, to),
+							recipe: replaceRecipe(p, comp, from, to),
 							weight: asims[x] * bsims[y] * fit * math.Exp(mildSteering*d),
-							rationale: fmt.Sprintf("%s (LLEMA rule %d): coupled substitution %s → %s and %s → %s in %s keeps the total charge",
-								rule.Name, rule.Number, a.ion, a2, b.ion, b2, p.inWhat()),
+							explain: func() string {
+								return fmt.Sprintf("%s (LLEMA rule %d): coupled substitution %s → %s and %s → %s in %s keeps the total charge",
+									rule.Name, rule.Number, a.ion, a2, b.ion, b2, p.inWhat())
+							},
 						})
 					}
 				}
 			}
 		}
 		// One cation split over two: half its sites up one charge, half
-		// down.
-		cell := supercellFor(p.Structure, a.el)
+		// down, which half drawn at random (siteDraw) when a generation
+		// uses the moves.
+		cell, cellID := p.supercellFor(a.el)
 		if cell == nil {
 			continue
 		}
@@ -534,7 +554,8 @@ func chargeCoupledMoves(g *generation, ps []*parentInfo) []move {
 		}
 		ups, upSims := g.nearestIons(a.ion, a.coord, a.q+1, p.comp, 4)
 		downs, downSims := g.nearestIons(a.ion, a.coord, a.q-1, p.comp, 4)
-		perm := g.rng.Perm(len(sites))
+		ml.draws = append(ml.draws, len(sites))
+		group := len(ml.draws) - 1
 		half := len(sites) / 2
 		for x, up := range ups {
 			for y, down := range downs {
@@ -550,30 +571,23 @@ func chargeCoupledMoves(g *generation, ps []*parentInfo) []move {
 				if !paulingOrdered(ionsOf(child)) {
 					continue
 				}
-				chosen := make([]int, len(sites))
 				tos := make([]crystal.Element, len(sites))
 				for k := range sites {
-					chosen[k] = sites[perm[k]]
 					tos[k] = up.el
 					if k >= half {
 						tos[k] = down.el
 					}
 				}
 				d := direction(p.needs, parentIons, child)
-				c, upEl, downEl := cell, up.el, down.el
-				upSites, downSites := slices.Clone(chosen[:half]), slices.Clone(chosen[half:])
 				out = append(out, move{
-					op: OpChargeCoupled, parents: []string{p.ID}, comp: cellWith(cell, chosen, tos),
-					build: func() (*crystal.Structure, error) {
-						t, err := crystal.SubstituteSites(c, upSites, upEl)
-						if err != nil {
-							return nil, err
-						}
-						return crystal.SubstituteSites(t, downSites, downEl)
-					},
+					op: OpChargeCoupled, comp: cellWith(cell, sites, tos),
+					draw: &siteDraw{group: group, cell: cell, cellID: cellID, sites: sites,
+						counts: []int{half, len(sites) - half}, els: []crystal.Element{up.el, down.el}},
 					weight: 0.7 * upSims[x] * downSims[y] * math.Exp(mildSteering*d),
-					rationale: fmt.Sprintf("%s (LLEMA rule %d): the %s sites of %s split between %s and %s, an ordered analog with the same total charge",
-						rule.Name, rule.Number, a.ion, p.inWhat(), up, down),
+					explain: func() string {
+						return fmt.Sprintf("%s (LLEMA rule %d): the %s sites of %s split between %s and %s, an ordered analog with the same total charge",
+							rule.Name, rule.Number, a.ion, p.inWhat(), up, down)
+					},
 				})
 			}
 		}
@@ -587,7 +601,7 @@ func chargeCoupledMoves(g *generation, ps []*parentInfo) []move {
 // valence, so the valence-electron count and the charge balance are kept
 // (GaN ↔ ZnO, AlP ↔ MgS, ZnSe → CuBr; between two cations SrTiO3 →
 // YScO3).
-func isoelectronicMoves(g *generation, ps []*parentInfo) []move {
+func isoelectronicMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 	p := ps[0]
 	if !p.ionic {
 		return nil
@@ -623,12 +637,16 @@ func isoelectronicMoves(g *generation, ps []*parentInfo) []move {
 			}
 			d := direction(p.needs, parentIons, child)
 			comp := substituted(substituted(p.comp, a.el, a2.el), b.el, b2.el)
+			from, to := []crystal.Element{a.el, b.el}, []crystal.Element{a2.el, b2.el}
 			out = append(out, move{
-				op: OpIsoelectronic, parents: []string{p.ID}, comp: comp, proto: protoName(p.proto),
-				build:  p.replacing(comp, []crystal.Element{a.el, b.el}, []crystal.Element{a2.el, b2.el}),
+				op: OpIsoelectronic, comp: comp, proto: protoName(p.proto),
+				build:  p.replacing(comp, from, to),
+				recipe: replaceRecipe(p, comp, from, to),
 				weight: fit * math.Exp(mildSteering*d),
-				rationale: fmt.Sprintf("%s (LLEMA rule %d): isoelectronic (Grimm–Sommerfeld) analog of %s: %s → %s and %s → %s, same valence-electron count",
-					rule.Name, rule.Number, p.inWhat(), a.ion, a2, b.ion, b2),
+				explain: func() string {
+					return fmt.Sprintf("%s (LLEMA rule %d): isoelectronic (Grimm–Sommerfeld) analog of %s: %s → %s and %s → %s, same valence-electron count",
+						rule.Name, rule.Number, p.inWhat(), a.ion, a2, b.ion, b2)
+				},
 			})
 		}
 	}

@@ -193,9 +193,18 @@ func direction(ns []need, from, to []ionAmount) float64 {
 	if len(ns) == 0 {
 		return 0
 	}
-	a, ok1 := describe(from)
+	a, ok := describe(from)
+	return directionFrom(ns, a, ok, to)
+}
+
+// directionFrom is direction with the descriptors of `from` given (ok
+// false when it has none).
+func directionFrom(ns []need, a descriptors, ok bool, to []ionAmount) float64 {
+	if len(ns) == 0 {
+		return 0
+	}
 	b, ok2 := describe(to)
-	if !ok1 || !ok2 {
+	if !ok || !ok2 {
 		return 0
 	}
 	s := 0.0

@@ -16,11 +16,16 @@ import (
 // Evolve is the rule-based generator: LLEMA's chemistry rules as
 // programmatic operators on the island's best and worst (pkg/evolve). With
 // Baseline set it is instead the random-substitution baseline, for
-// comparisons at equal budget.
+// comparisons at equal budget. It keeps, across generations and campaigns,
+// an evolve.Generator's memory of parents and builds, and the fingerprints
+// the store reported as seen; it must not be copied after first use.
 type Evolve struct {
 	Store    *store.Store
 	Known    func(string) bool
 	Baseline bool
+
+	gen  evolve.Generator
+	seen seenCache
 }
 
 // Name implements Generator.
@@ -39,15 +44,22 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 		Failures:  parents(in.Failures),
 		Slots:     in.Request.Slots,
 		Rules:     in.Rules,
-		Allowed:   allowed(in),
+		Allowed:   allowed(in, g.Baseline),
 		Known:     g.Known,
 		RNG:       rand.New(rand.NewPCG(in.Seed, 0x5deece66d)),
 	}
 	var seenErr error
+	campaign := in.Spec.ID
 	ein.Seen = func(fp string) bool {
-		ok, err := g.Store.Seen(ctx, in.Spec.ID, fp)
+		if g.seen.has(campaign, fp) {
+			return true
+		}
+		ok, err := g.Store.Seen(ctx, campaign, fp)
 		if err != nil {
 			seenErr = err
+		}
+		if ok {
+			g.seen.add(campaign, fp)
 		}
 		return ok
 	}
@@ -56,7 +68,7 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 	if g.Baseline {
 		props, rejs = evolve.RandomSubstitution(ein)
 	} else {
-		props, rejs = evolve.Propose(ein)
+		props, rejs = g.gen.Propose(ein)
 	}
 	if seenErr != nil {
 		return nil, seenErr
@@ -107,12 +119,24 @@ func parents(ms []store.Member) []evolve.Parent {
 	return out
 }
 
-// allowed applies the task's element rules and the bank's element and
-// system directives before anything is built; composition caps are left to
-// the checker, which knows the counts.
-func allowed(in *Input) func(crystal.Composition) bool {
+// allowed applies the bank's element and system directives before
+// anything is built; composition caps are left to the checker, which knows
+// the counts. The evolve generator applies the task's element rules
+// itself; withTask (the baseline) applies them here too, so that the
+// baseline skips such compositions rather than recording them as
+// rejections. Nil when nothing applies.
+func allowed(in *Input, withTask bool) func(crystal.Composition) bool {
+	n := 0
+	for _, d := range in.Directives {
+		if d.Kind == messages.DirectiveExcludeElement || d.Kind == messages.DirectiveAvoidSystem {
+			n++
+		}
+	}
+	if n == 0 && !withTask {
+		return nil
+	}
 	return func(c crystal.Composition) bool {
-		if len(in.Spec.Task.Check(c)) > 0 {
+		if withTask && len(in.Spec.Task.Check(c)) > 0 {
 			return false
 		}
 		for _, d := range in.Directives {

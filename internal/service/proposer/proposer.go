@@ -253,7 +253,15 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	p := &store.Proposal{Generation: req.Generation, Island: in.Island,
 		PromptTokens: out.PromptTokens, CompletionTokens: out.CompletionTokens, LLMCalls: out.Calls}
-	counts, err := s.store.CompositionCounts(ctx, req.Campaign)
+	// Evaluations so far of the formulas the memory bank caps (the only
+	// counts the checks read).
+	var capped []string
+	for _, d := range in.Directives {
+		if d.Kind == messages.DirectiveCapComposition {
+			capped = append(capped, d.Formula)
+		}
+	}
+	counts, err := s.store.CompositionCounts(ctx, req.Campaign, capped...)
 	if err != nil {
 		return err
 	}
