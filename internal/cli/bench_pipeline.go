@@ -58,6 +58,7 @@ func newBenchPipelineCmd() *cobra.Command {
 		delay          time.Duration
 		asJSON         bool
 		cpuprofile     string
+		inFlight       int
 	)
 	cmd := &cobra.Command{
 		Use:   "pipeline",
@@ -110,7 +111,7 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String()}
 
 			fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d …\n", budget)
-			res, rate, err := benchCampaign(ctx, orc, db, budget, 1, batch, 0, 16)
+			res, rate, err := benchCampaign(ctx, orc, db, budget, 1, batch, 0, inFlight)
 			if err != nil {
 				return err
 			}
@@ -148,6 +149,7 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 	f.StringVar(&replicas, "replicas", "1,2,4,8", "evaluator replica counts for (c)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	f.IntVar(&inFlight, "in-flight", 16, "generations in flight (the campaign's max_in_flight) for (b)")
 	return cmd
 }
 

@@ -168,6 +168,7 @@ func newLocalCmd() *cobra.Command {
 		delay, timeout    time.Duration
 		baseline, asJSON  bool
 		quiet, verbose    bool
+		logLevel          string
 		llmCfg            llm.Config
 	)
 	cmd := &cobra.Command{
@@ -212,8 +213,11 @@ with "crucible data pull").`,
 				out = filepath.Join("crucible-out", spec.ID)
 			}
 			log := zap.NewNop()
-			if verbose {
-				if log, err = app.Logger("info", "console"); err != nil {
+			if verbose || logLevel != "" {
+				if logLevel == "" {
+					logLevel = "info"
+				}
+				if log, err = app.Logger(logLevel, "console"); err != nil {
 					return err
 				}
 			}
@@ -288,6 +292,7 @@ with "crucible data pull").`,
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
+	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")
 	llmCfg.BindFlags(f, false)
 	return cmd
 }

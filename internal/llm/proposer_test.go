@@ -183,12 +183,12 @@ func TestProposerWithScriptedModel(t *testing.T) {
 	}
 
 	// The island's failure memory holds every reason.
-	rejects, err := st.Store.Rejects(context.Background(), spec.ID, 0, store.MaxRejectsKept)
+	view, err := st.Store.Island(context.Background(), spec.ID, 0, store.MaxRejectsKept)
 	if err != nil {
 		t.Fatal(err)
 	}
 	codes := map[string]int{}
-	for _, r := range rejects {
+	for _, r := range view.Rejects {
 		for _, reason := range r.Reasons {
 			codes[reason.Code]++
 		}

@@ -203,29 +203,63 @@ func (s *Store) RecordProposal(ctx context.Context, campaign string, p *Proposal
 		args = append(args, c.ID, c.Fingerprint)
 	}
 	keys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign), s.poolKey(campaign, p.Island, "rejects")}
-	if err := scriptPropose.Run(ctx, s.rdb, keys, args...).Err(); err != nil {
-		return nil, fmt.Errorf("store: record proposal %s generation %d: %w", campaign, p.Generation, err)
+	res, err := scriptPropose.Run(ctx, s.rdb, keys, args...).StringSlice()
+	if err != nil || len(res) != 2 {
+		return nil, fmt.Errorf("store: record proposal %s generation %d: %v", campaign, p.Generation, err)
 	}
-	// A repeated call must publish what the first call stored, not what
-	// this (possibly different) proposal holds.
-	out, err := s.StoredProposal(ctx, campaign, p.Generation)
-	if err != nil {
-		return nil, err
+	// A repeated call returns what the first call stored, not what this
+	// (possibly different) proposal holds.
+	return acceptedCandidates(res[0], res[1])
+}
+
+// acceptedCandidates decodes a stored proposal and keeps the candidates
+// whose ids the accepted list ([n, ids…]) names.
+func acceptedCandidates(acceptedJSON, proposalJSON string) ([]*messages.Candidate, error) {
+	var ids []any
+	if err := json.Unmarshal([]byte(acceptedJSON), &ids); err != nil || len(ids) == 0 {
+		return nil, fmt.Errorf("store: accepted ids %q: %v", acceptedJSON, err)
 	}
-	if out == nil {
-		return nil, fmt.Errorf("store: proposal of %s generation %d not recorded", campaign, p.Generation)
+	out := []*messages.Candidate{}
+	if proposalJSON == "" {
+		return out, nil // empty, or completed and cleaned up
+	}
+	accepted := map[string]bool{}
+	for _, v := range ids[1:] {
+		if id, ok := v.(string); ok {
+			accepted[id] = true
+		}
+	}
+	var cands []*messages.Candidate
+	if err := json.Unmarshal([]byte(proposalJSON), &cands); err != nil {
+		return nil, fmt.Errorf("store: stored proposal: %w", err)
+	}
+	for _, c := range cands {
+		if accepted[c.ID] {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }
 
-// GenerationDone reports whether generation g finished (all evaluated, or
-// empty).
-func (s *Store) GenerationDone(ctx context.Context, campaign string, g int) (bool, error) {
-	v, err := s.rdb.HGet(ctx, s.gensKey(campaign), strconv.Itoa(g)+":done").Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
+// GenerationStatus reports, in one round trip, whether generation g is
+// done (all evaluated, or empty) and, when its proposal was recorded, the
+// candidates it published (nil when it was not).
+func (s *Store) GenerationStatus(ctx context.Context, campaign string, g int) (done bool, published []*messages.Candidate, err error) {
+	gs := strconv.Itoa(g)
+	vals, err := s.rdb.HMGet(ctx, s.gensKey(campaign), gs+":done", gs+":accepted", gs+":proposal").Result()
+	if err != nil {
+		return false, nil, fmt.Errorf("store: generation %d of %s: %w", g, campaign, err)
 	}
-	return v == "1", err
+	if d, _ := vals[0].(string); d == "1" {
+		return true, nil, nil
+	}
+	acc, ok := vals[1].(string)
+	if !ok {
+		return false, nil, nil
+	}
+	prop, _ := vals[2].(string)
+	published, err = acceptedCandidates(acc, prop)
+	return false, published, err
 }
 
 // Member is an island pool member: a candidate with what the proposer
@@ -400,47 +434,6 @@ func (s *Store) Islands(ctx context.Context, campaign string, n int) ([]IslandSt
 	return out, nil
 }
 
-// Pool returns the k best members of an island's "success" or "failure"
-// pool, best first.
-func (s *Store) Pool(ctx context.Context, campaign string, island int, kind string, k int) ([]Member, error) {
-	ids, err := s.rdb.ZRevRange(ctx, s.poolKey(campaign, island, kind), 0, int64(k-1)).Result()
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	docs, err := s.rdb.HMGet(ctx, s.docsKey(campaign), ids...).Result()
-	if err != nil {
-		return nil, err
-	}
-	var out []Member
-	for _, d := range docs {
-		str, ok := d.(string)
-		if !ok {
-			continue // trimmed between the two reads
-		}
-		var m Member
-		if err := json.Unmarshal([]byte(str), &m); err == nil {
-			out = append(out, m)
-		}
-	}
-	return out, nil
-}
-
-// Rejects returns the k most recent rejected proposals of an island.
-func (s *Store) Rejects(ctx context.Context, campaign string, island, k int) ([]Member, error) {
-	docs, err := s.rdb.LRange(ctx, s.poolKey(campaign, island, "rejects"), 0, int64(k-1)).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Member, 0, len(docs))
-	for _, d := range docs {
-		var m Member
-		if err := json.Unmarshal([]byte(d), &m); err == nil {
-			out = append(out, m)
-		}
-	}
-	return out, nil
-}
-
 // Finds returns the campaign's candidates that extend the hull.
 func (s *Store) Finds(ctx context.Context, campaign string) ([]Find, error) {
 	m, err := s.rdb.HGetAll(ctx, s.findsKey(campaign)).Result()
@@ -575,35 +568,12 @@ func (s *Store) StoredProposal(ctx context.Context, campaign string, g int) ([]*
 	if err != nil {
 		return nil, fmt.Errorf("store: proposal of %s generation %d: %w", campaign, g, err)
 	}
-	acc, ok1 := vals[0].(string)
-	prop, ok2 := vals[1].(string)
-	if !ok1 {
+	acc, ok := vals[0].(string)
+	if !ok {
 		return nil, nil
 	}
-	out := []*messages.Candidate{}
-	if !ok2 {
-		return out, nil // empty, or completed and cleaned up
-	}
-	var ids []any
-	if err := json.Unmarshal([]byte(acc), &ids); err != nil {
-		return nil, fmt.Errorf("store: accepted ids: %w", err)
-	}
-	accepted := map[string]bool{}
-	for _, v := range ids[1:] {
-		if id, ok := v.(string); ok {
-			accepted[id] = true
-		}
-	}
-	var cands []*messages.Candidate
-	if err := json.Unmarshal([]byte(prop), &cands); err != nil {
-		return nil, fmt.Errorf("store: stored proposal: %w", err)
-	}
-	for _, c := range cands {
-		if accepted[c.ID] {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	prop, _ := vals[1].(string)
+	return acceptedCandidates(acc, prop)
 }
 
 // CompositionCounts returns the number of evaluations of each of the given
@@ -653,6 +623,16 @@ func (s *Store) Seen(ctx context.Context, campaign, fingerprint string) (bool, e
 	return s.rdb.HExists(ctx, s.seenKey(campaign), fingerprint).Result()
 }
 
+// SeenFingerprints returns the structure fingerprints proposed so far in
+// the campaign.
+func (s *Store) SeenFingerprints(ctx context.Context, campaign string) ([]string, error) {
+	fps, err := s.rdb.HKeys(ctx, s.seenKey(campaign)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: fingerprints of %s: %w", campaign, err)
+	}
+	return fps, nil
+}
+
 // ProposedIDs returns the ids of every candidate the campaign's
 // generations published (after deduplication), seeds excluded.
 func (s *Store) ProposedIDs(ctx context.Context, campaign string) ([]string, error) {
@@ -683,4 +663,45 @@ func (s *Store) ProposedIDs(ctx context.Context, campaign string) ([]string, err
 // pool.
 func (s *Store) PoolIDs(ctx context.Context, campaign string, island int, kind string) ([]string, error) {
 	return s.rdb.ZRange(ctx, s.poolKey(campaign, island, kind), 0, -1).Result()
+}
+
+// IslandView is what a generation shows of an island.
+type IslandView struct {
+	Successes, Failures, Rejects []Member
+}
+
+// Island reads an island's k best successes and failures and its k most
+// recent rejects in one round trip.
+func (s *Store) Island(ctx context.Context, campaign string, island, k int) (*IslandView, error) {
+	keys := []string{s.poolKey(campaign, island, "success"), s.poolKey(campaign, island, "failure"), s.poolKey(campaign, island, "rejects"), s.docsKey(campaign)}
+	res, err := scriptIslandView.Run(ctx, s.rdb, keys, k).Slice()
+	if err != nil || len(res) != 3 {
+		return nil, fmt.Errorf("store: island %d of %s: %v", island, campaign, err)
+	}
+	decode := func(v any) []Member {
+		docs, _ := v.([]any)
+		out := make([]Member, 0, len(docs))
+		for _, d := range docs {
+			str, ok := d.(string)
+			if !ok {
+				continue
+			}
+			var m Member
+			if json.Unmarshal([]byte(str), &m) == nil {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return &IslandView{Successes: decode(res[0]), Failures: decode(res[1]), Rejects: decode(res[2])}, nil
+}
+
+// FindsVersion is a counter that changes whenever a candidate of the
+// campaign extends the hull (0 for a campaign without finds, or unknown).
+func (s *Store) FindsVersion(ctx context.Context, campaign string) (int, error) {
+	v, err := s.rdb.HGet(ctx, s.stateKey(campaign), "finds_version").Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return v, err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -70,26 +72,6 @@ func (s *Store) ApplyReflection(ctx context.Context, bank, id string, r *message
 	return n == 1, nil
 }
 
-// Reflections returns the w most recent reflections of a bank, newest
-// first.
-func (s *Store) Reflections(ctx context.Context, bank string, w int) ([]messages.Reflection, error) {
-	if w <= 0 {
-		return nil, nil
-	}
-	vs, err := s.rdb.LRange(ctx, s.mk(bank, "reflections"), 0, int64(w-1)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("store: reflections of %s: %w", bank, err)
-	}
-	out := make([]messages.Reflection, 0, len(vs))
-	for _, v := range vs {
-		var r messages.Reflection
-		if err := json.Unmarshal([]byte(v), &r); err == nil {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
 // Directives returns a bank's directives, ordered by key.
 func (s *Store) Directives(ctx context.Context, bank string) ([]messages.Directive, error) {
 	m, err := s.rdb.HGetAll(ctx, s.mk(bank, "directives")).Result()
@@ -122,4 +104,39 @@ func (s *Store) Experiences(ctx context.Context, bank string) ([]Experience, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// Bank reads a memory bank's w most recent reflections and its directives
+// in one round trip.
+func (s *Store) Bank(ctx context.Context, bank string, w int) ([]messages.Reflection, []messages.Directive, error) {
+	var refl *redis.StringSliceCmd
+	var dirs *redis.MapStringStringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if w > 0 {
+			refl = p.LRange(ctx, s.mk(bank, "reflections"), 0, int64(w-1))
+		}
+		dirs = p.HGetAll(ctx, s.mk(bank, "directives"))
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: memory bank %s: %w", bank, err)
+	}
+	var rs []messages.Reflection
+	if refl != nil {
+		for _, v := range refl.Val() {
+			var r messages.Reflection
+			if json.Unmarshal([]byte(v), &r) == nil {
+				rs = append(rs, r)
+			}
+		}
+	}
+	ds := make([]messages.Directive, 0, len(dirs.Val()))
+	for _, v := range dirs.Val() {
+		var d messages.Directive
+		if json.Unmarshal([]byte(v), &d) == nil {
+			ds = append(ds, d)
+		}
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Key() < ds[j].Key() })
+	return rs, ds, nil
 }

@@ -58,11 +58,13 @@ return res
 // rejected-before-dedupe count, prompt tokens, completion tokens, LLM
 // calls, exhaustion limit, max rejects kept, reject docs count R, R reject
 // docs, then id/fingerprint pairs.
-// Returns {n, accepted ids…}; a repeated call returns the first answer.
+// Returns {accepted, proposal}: the JSON array [n, accepted ids…] and the
+// stored proposal ("" once it is gone); a repeated call returns what the
+// first one stored.
 var scriptPropose = redis.NewScript(luaPrelude + `
 local g = ARGV[1]
 local prev = redis.call('HGET', KEYS[2], g .. ':accepted')
-if prev then return cjson.decode(prev) end
+if prev then return {prev, redis.call('HGET', KEYS[2], g .. ':proposal') or ''} end
 local slots = tonumber(redis.call('HGET', KEYS[2], g .. ':slots'))
 if not slots then return redis.error_reply('unknown generation ' .. g) end
 local ep = redis.call('HGET', KEYS[2], g .. ':ep')
@@ -103,7 +105,9 @@ if n == 0 then
 else
   redis.call('HSET', st, 'consecutive_empty', 0)
 end
-return out
+local stored = ARGV[3]
+if n == 0 then stored = '' end
+return {cjson.encode(out), stored}
 `)
 
 // scriptEvaluate records one evaluation, once. KEYS: state, evaluated,
@@ -244,4 +248,20 @@ for i = 5 + 2 * d, #ARGV, 3 do
   else redis.call('HSET', KEYS[3], ARGV[i+1], ARGV[i+2]) end
 end
 return 1
+`)
+
+// scriptIslandView reads what a generation shows of an island in one round
+// trip. KEYS: success pool, failure pool, rejects list, docs. ARGV: k.
+// Returns {success docs, failure docs, reject docs}, best (or newest) first.
+var scriptIslandView = redis.NewScript(`
+local k = tonumber(ARGV[1])
+local function top(pool)
+  local out = {}
+  for _, id in ipairs(redis.call('ZREVRANGE', pool, 0, k - 1)) do
+    local doc = redis.call('HGET', KEYS[4], id)
+    if doc then table.insert(out, doc) end
+  end
+  return out
+end
+return {top(KEYS[1]), top(KEYS[2]), redis.call('LRANGE', KEYS[3], 0, k - 1)}
 `)

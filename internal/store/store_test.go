@@ -137,9 +137,9 @@ func TestCampaignLifecycle(t *testing.T) {
 	if st.Counters.Evaluated != 2 || st.Counters.Hits != 1 || st.Counters.Proposed != 3 || st.Counters.Rejected != 1 || st.Counters.Generations != 1 {
 		t.Fatalf("counters %+v", st.Counters)
 	}
-	success, err := s.Pool(ctx, "life", 0, "success", 5)
-	if err != nil || len(success) != 1 || success[0].ID != pub0[0].ID {
-		t.Fatalf("success pool %v %v", success, err)
+	view, err := s.Island(ctx, "life", 0, 5)
+	if err != nil || len(view.Successes) != 1 || view.Successes[0].ID != pub0[0].ID || len(view.Failures) != 1 {
+		t.Fatalf("island view %+v %v", view, err)
 	}
 
 	// Generations 1 (1 candidate), 2 (1 slot) and the refill (1 slot)
@@ -172,9 +172,9 @@ func TestCampaignLifecycle(t *testing.T) {
 		t.Fatal("request after completion")
 	}
 	// Pools are bounded by the pool size (2).
-	success, _ = s.Pool(ctx, "life", 0, "success", 10)
-	if len(success) > 2 {
-		t.Fatalf("pool of %d > 2", len(success))
+	view, _ = s.Island(ctx, "life", 0, 10)
+	if len(view.Successes) > 2 {
+		t.Fatalf("pool of %d > 2", len(view.Successes))
 	}
 	// Every evaluation was of NaCl; counts are read for the formulas asked.
 	counts, err := s.CompositionCounts(ctx, "life", "NaCl", "KCl")
@@ -257,8 +257,7 @@ func TestMemoryBank(t *testing.T) {
 			t.Fatalf("apply %d: %v %v", i, applied, err)
 		}
 	}
-	refl, _ := s.Reflections(ctx, "task-x", 3)
-	dirs, _ := s.Directives(ctx, "task-x")
+	refl, dirs, _ := s.Bank(ctx, "task-x", 3)
 	exps, _ := s.Experiences(ctx, "task-x")
 	if len(refl) != 1 || len(dirs) != 1 || len(exps) != 1 || dirs[0].Formula != "NaCl3" {
 		t.Fatalf("bank: %v %v %v", refl, dirs, exps)

@@ -8,7 +8,6 @@ package evaluator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -130,9 +129,10 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Two batches in flight: one is evaluated while the other's results
-	// are published and acknowledged.
-	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: 2 * s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
+	// At most Batch candidates in flight per replica: while one batch is
+	// evaluated, the next accumulates in the stream (or in a second, small
+	// batch waiting for the oracle), so batches grow under load.
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
 }
 
 func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
@@ -141,6 +141,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	var items []Item
 	var index []int // items[k] belongs to ds[index[k]]
 	var specsOf []*messages.CampaignSpec
+	findsOf := map[string][]store.Find{} // read once per campaign per batch
 	for i, d := range ds {
 		var c messages.Candidate
 		if err := bus.Decode(d, &c); err != nil {
@@ -152,10 +153,13 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			errs[i] = fmt.Errorf("candidate %s: %w", c.ID, err)
 			continue
 		}
-		finds, err := s.campaignFinds(ctx, c.Campaign)
-		if err != nil {
-			errs[i] = err
-			continue
+		finds, ok := findsOf[c.Campaign]
+		if !ok {
+			if finds, err = s.campaignFinds(ctx, c.Campaign); err != nil {
+				errs[i] = err
+				continue
+			}
+			findsOf[c.Campaign] = finds
 		}
 		cands[i] = &c
 		st, err := c.Structure.Crystal()
@@ -257,17 +261,14 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 // campaignFinds returns the campaign's hull-extending finds, re-read only
 // when the campaign's finds version changed.
 func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]store.Find, error) {
-	st, err := s.store.State(ctx, campaign)
+	version, err := s.store.FindsVersion(ctx, campaign)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
 		return nil, err
 	}
 	s.mu.Lock()
 	e, ok := s.finds[campaign]
 	s.mu.Unlock()
-	if ok && e.version == st.FindsVersion {
+	if ok && e.version == version {
 		return e.finds, nil
 	}
 	finds, err := s.store.Finds(ctx, campaign)
@@ -278,7 +279,7 @@ func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]store.F
 	if len(s.finds) > 10000 {
 		s.finds = map[string]findsEntry{}
 	}
-	s.finds[campaign] = findsEntry{version: st.FindsVersion, finds: finds}
+	s.finds[campaign] = findsEntry{version: version, finds: finds}
 	s.mu.Unlock()
 	return finds, nil
 }

@@ -17,8 +17,8 @@ import (
 // programmatic operators on the island's best and worst (pkg/evolve). With
 // Baseline set it is instead the random-substitution baseline, for
 // comparisons at equal budget. It keeps, across generations and campaigns,
-// an evolve.Generator's memory of parents and builds, and the fingerprints
-// the store reported as seen; it must not be copied after first use.
+// an evolve.Generator's memory of parents and builds, and a snapshot of each
+// campaign's proposed fingerprints; it must not be copied after first use.
 type Evolve struct {
 	Store    *store.Store
 	Known    func(string) bool
@@ -48,21 +48,11 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 		Known:     g.Known,
 		RNG:       rand.New(rand.NewPCG(in.Seed, 0x5deece66d)),
 	}
-	var seenErr error
-	campaign := in.Spec.ID
-	ein.Seen = func(fp string) bool {
-		if g.seen.has(campaign, fp) {
-			return true
-		}
-		ok, err := g.Store.Seen(ctx, campaign, fp)
-		if err != nil {
-			seenErr = err
-		}
-		if ok {
-			g.seen.add(campaign, fp)
-		}
-		return ok
+	seen, err := g.seen.set(ctx, g.Store, in.Spec.ID)
+	if err != nil {
+		return nil, err
 	}
+	ein.Seen = seen.has
 	var props []evolve.Proposal
 	var rejs []evolve.Rejection
 	if g.Baseline {
@@ -70,8 +60,8 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 	} else {
 		props, rejs = g.gen.Propose(ein)
 	}
-	if seenErr != nil {
-		return nil, seenErr
+	for _, p := range props {
+		seen.add(p.Fingerprint)
 	}
 	out := &Output{}
 	for _, p := range props {

@@ -76,7 +76,7 @@ func Collectors() []prometheus.Collector {
 // New builds a proposer replica.
 func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Concurrency < 1 {
-		cfg.Concurrency = 4
+		cfg.Concurrency = 8
 	}
 	if cfg.MaxAttempts < 1 {
 		cfg.MaxAttempts = 5
@@ -197,12 +197,11 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		return fmt.Errorf("generation %d: %w", req.Generation, err)
 	}
 	log := s.log.With(zap.String("campaign", req.Campaign), zap.Int("episode", req.Episode), zap.Int("generation", req.Generation))
-	if done, err := s.store.GenerationDone(ctx, req.Campaign, req.Generation); err != nil || done {
-		return err // already proposed and evaluated: a late redelivery
-	}
-	if stored, err := s.store.StoredProposal(ctx, req.Campaign, req.Generation); err != nil {
-		return err
-	} else if stored != nil {
+	done, stored, err := s.store.GenerationStatus(ctx, req.Campaign, req.Generation)
+	switch {
+	case err != nil || done:
+		return err // done: proposed and evaluated already, a late redelivery
+	case stored != nil:
 		// Proposed before a crash: publish exactly what was recorded.
 		return s.publish(ctx, spec, &req, stored, log)
 	}
@@ -334,12 +333,14 @@ func (s *Service) publishPrompts(ctx context.Context, d *bus.Delivery, prompts [
 // publish sends a generation's candidates, then keeps the campaign moving
 // when the generation fell short of its slots.
 func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req *messages.GenerationRequest, cands []*messages.Candidate, log *zap.Logger) error {
-	for _, c := range cands {
-		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectCandidates, spec.ID), c); err != nil {
-			return err
-		}
-		metricCandidates.WithLabelValues("published").Inc()
+	out := make([]bus.Outgoing, len(cands))
+	for i, c := range cands {
+		out[i] = bus.Outgoing{Subject: messages.Subject(messages.SubjectCandidates, spec.ID), Message: c}
 	}
+	if err := errors.Join(s.bus.PublishAll(ctx, out)...); err != nil {
+		return err
+	}
+	metricCandidates.WithLabelValues("published").Add(float64(len(cands)))
 	log.Debug("generation proposed", zap.Int("candidates", len(cands)), zap.Int("slots", req.Slots))
 	if len(cands) < req.Slots {
 		if _, err := s.ctl.Request(ctx, spec, fmt.Sprintf("refill/%d", req.Generation)); err != nil {
@@ -379,19 +380,12 @@ func (s *Service) input(ctx context.Context, spec *messages.CampaignSpec, req *m
 		return nil, err
 	}
 	in := &Input{Spec: spec, Request: req, Island: isl, Seed: seed}
-	if in.Successes, err = s.store.Pool(ctx, spec.ID, isl, "success", spec.TopK); err != nil {
+	view, err := s.store.Island(ctx, spec.ID, isl, spec.TopK)
+	if err != nil {
 		return nil, err
 	}
-	if in.Failures, err = s.store.Pool(ctx, spec.ID, isl, "failure", spec.TopK); err != nil {
-		return nil, err
-	}
-	if in.Rejects, err = s.store.Rejects(ctx, spec.ID, isl, spec.TopK); err != nil {
-		return nil, err
-	}
-	if in.Reflections, err = s.store.Reflections(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
-		return nil, err
-	}
-	if in.Directives, err = s.store.Directives(ctx, spec.MemoryContext); err != nil {
+	in.Successes, in.Failures, in.Rejects = view.Successes, view.Failures, view.Rejects
+	if in.Reflections, in.Directives, err = s.store.Bank(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
 		return nil, err
 	}
 	// LLEMA App. D.2: rules join the prompt after generation 0.

@@ -1,40 +1,90 @@
 package proposer
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"time"
 
-// seenCache remembers, per campaign, the fingerprints the store reported
-// as already proposed. A campaign's seen set only grows, so a remembered
-// "seen" stays true and saves a round trip; "not seen" is always asked
-// again (another replica may have proposed it since).
-type seenCache struct {
-	mu         sync.Mutex
-	byCampaign map[string]map[string]struct{}
-}
-
-// Bounds of the cache: campaigns remembered, and fingerprints per campaign
-// (beyond which the campaign's set starts over).
-const (
-	seenCampaigns   = 64
-	seenPerCampaign = 1 << 17
+	"github.com/crucible-sci/crucible/internal/store"
 )
 
-func (c *seenCache) has(campaign, fp string) bool {
+// seenCache keeps, per campaign, a snapshot of the structure fingerprints
+// already proposed, reloaded from the store when older than seenRefresh,
+// plus what this replica proposed since. The generator consults it for
+// every attempt without a round trip; the store still deduplicates
+// authoritatively when a proposal is recorded, so a fingerprint another
+// replica proposed after the snapshot only costs a slot that goes back to
+// the budget and is refilled.
+type seenCache struct {
+	// refresh is how stale a snapshot may get (default seenRefresh).
+	refresh    time.Duration
+	mu         sync.Mutex
+	byCampaign map[string]*seenSet
+}
+
+type seenSet struct {
+	mu      sync.RWMutex
+	fps     map[string]struct{}
+	fetched time.Time
+}
+
+// seenRefresh is how stale a campaign's snapshot may get.
+const seenRefresh = 2 * time.Second
+
+// seenCampaigns bounds the campaigns remembered.
+const seenCampaigns = 64
+
+// set returns a campaign's snapshot, reloading it when stale.
+func (c *seenCache) set(ctx context.Context, st *store.Store, campaign string) (*seenSet, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.byCampaign[campaign][fp]
+	if c.byCampaign == nil || len(c.byCampaign) >= seenCampaigns && c.byCampaign[campaign] == nil {
+		c.byCampaign = map[string]*seenSet{}
+	}
+	s := c.byCampaign[campaign]
+	if s == nil {
+		s = &seenSet{}
+		c.byCampaign[campaign] = s
+	}
+	c.mu.Unlock()
+	refresh := c.refresh
+	if refresh == 0 {
+		refresh = seenRefresh
+	}
+	s.mu.RLock()
+	fresh := time.Since(s.fetched) < refresh
+	s.mu.RUnlock()
+	if fresh {
+		return s, nil
+	}
+	fps, err := st.SeenFingerprints(ctx, campaign)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fps == nil {
+		s.fps = make(map[string]struct{}, len(fps))
+	}
+	for _, fp := range fps {
+		s.fps[fp] = struct{}{}
+	}
+	s.fetched = time.Now()
+	return s, nil
+}
+
+func (s *seenSet) has(fp string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.fps[fp]
 	return ok
 }
 
-func (c *seenCache) add(campaign, fp string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byCampaign == nil || len(c.byCampaign) >= seenCampaigns && c.byCampaign[campaign] == nil {
-		c.byCampaign = map[string]map[string]struct{}{}
+func (s *seenSet) add(fps ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, fp := range fps {
+		if fp != "" {
+			s.fps[fp] = struct{}{}
+		}
 	}
-	set := c.byCampaign[campaign]
-	if set == nil || len(set) >= seenPerCampaign {
-		set = map[string]struct{}{}
-		c.byCampaign[campaign] = set
-	}
-	set[fp] = struct{}{}
 }
