@@ -37,8 +37,8 @@ type profile struct {
 // The CI profile runs under plain `go test ./...`; the full one with
 // CRUCIBLE_CHAOS=full (`make chaos`).
 var (
-	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, oracleDelay: 150 * time.Millisecond, minKills: 20, timeout: 4 * time.Minute}
-	fullProfile = profile{name: "full", budget: 600, evaluators: 3, oracleDelay: 200 * time.Millisecond, minKills: 40, timeout: 10 * time.Minute}
+	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, oracleDelay: 400 * time.Millisecond, minKills: 20, timeout: 4 * time.Minute}
+	fullProfile = profile{name: "full", budget: 600, evaluators: 3, oracleDelay: 400 * time.Millisecond, minKills: 40, timeout: 10 * time.Minute}
 )
 
 func chaosProfile(t *testing.T) profile {
@@ -157,6 +157,8 @@ func TestChaos(t *testing.T) {
 	}
 
 	progress := func() (float64, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
 		s, err := st.State(ctx, spec.ID)
 		if err != nil {
 			return 0, false
@@ -166,7 +168,7 @@ func TestChaos(t *testing.T) {
 	settled := func() bool { return campaignSettled(ctx, cl, spec.ID) }
 	ctl := &Controller{
 		Replicas: replicas, NATS: nats, Redis: redis, Rand: rand.New(rand.NewPCG(seed, 1)),
-		MinInterval: 500 * time.Millisecond, MaxInterval: 3 * time.Second, MaxRestartDelay: 1500 * time.Millisecond,
+		MinInterval: 500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond, MaxRestartDelay: 1500 * time.Millisecond,
 		RedisAt: 0.3, NATSAt: 0.6,
 		Logf: func(format string, args ...any) {
 			t.Logf("%6.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)

@@ -466,16 +466,24 @@ func checkDelivered(ctx context.Context, b *bus.Bus, r *Report, done func(subjec
 		if name == messages.StreamPropose {
 			prefix = messages.SubjectPropose
 		}
+		// A work queue admits no second consumer: read it message by
+		// message.
 		var undone []string
-		if _, err := ReadSubjectMsgs(ctx, b, name, prefix+".>", func(subject string, data []byte) error {
-			if done(subject, data) {
+		found := uint64(0)
+		for seq := info.State.FirstSeq; seq <= info.State.LastSeq && found < info.State.Msgs; seq++ {
+			m, err := s.GetMsg(ctx, seq)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("stream %s message %d: %w", name, seq, err)
+			}
+			found++
+			if subject := b.Unsubject(m.Subject); strings.HasPrefix(subject, prefix+".") && done(subject, m.Data) {
 				r.Orphans++
 			} else {
-				undone = append(undone, subject)
+				undone = append(undone, fmt.Sprintf("%s #%d", subject, seq))
 			}
-			return nil
-		}); err != nil {
-			return err
 		}
 		if len(undone) > 0 {
 			r.violate("work queue %s holds %d messages whose work was never done (%s)", name, len(undone), list(undone))
