@@ -35,6 +35,10 @@ type Controller struct {
 	MinInterval, MaxInterval time.Duration
 	// MaxRestartDelay bounds how long a killed process stays dead.
 	MaxRestartDelay time.Duration
+	// ServerDowntime is how long a killed server stays down at least
+	// (MaxRestartDelay more at most); a replica is killed and restarted
+	// meanwhile.
+	ServerDowntime time.Duration
 	// RedisAt and NATSAt are the progress fractions (0–1) at which Redis
 	// and the NATS server are restarted (once each; a negative value
 	// never).
@@ -154,6 +158,11 @@ func (c *Controller) supervise(ctx context.Context, r *Replica) {
 // random delay. progress reports the campaign's fraction done (ok false
 // when it cannot be read).
 func (c *Controller) Run(ctx context.Context, progress func() (float64, bool), finished func() bool) {
+	c.mu.Lock()
+	if c.stats.Kills == nil {
+		c.stats.Kills = map[string]int{}
+	}
+	c.mu.Unlock()
 	redisDone, natsDone := c.RedisAt < 0 || c.Redis == nil, c.NATSAt < 0 || c.NATS == nil
 	last := 0.0
 	for ctx.Err() == nil && !finished() {
@@ -218,13 +227,32 @@ func (c *Controller) killOne(ctx context.Context) {
 	}
 }
 
+// restartDuringOutage kills a random replica while a server is down and
+// starts it again at once: it must wait for the server, not give up.
+func (c *Controller) restartDuringOutage(server string) {
+	r := c.Replicas[c.Rand.IntN(len(c.Replicas))]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.P.Running() || r.P.Kill() != nil {
+		return
+	}
+	c.mu.Lock()
+	c.stats.Kills[r.Kind]++
+	c.mu.Unlock()
+	c.logf("SIGKILL %s while %s is down; restarting it at once", r.P.Name, server)
+	if err := r.P.Start(); err != nil {
+		c.logf("restart %s: %v", r.P.Name, err)
+	}
+}
+
 func (c *Controller) restartRedis(ctx context.Context) {
 	if err := c.Redis.Kill(); err != nil {
 		c.logf("kill redis: %v", err)
 		return
 	}
-	dead := time.Second + c.deadTime()
+	dead := c.ServerDowntime + c.deadTime()
 	c.logf("SIGKILL redis-server; restart in %v", dead.Round(time.Millisecond))
+	c.restartDuringOutage("redis")
 	proc.WaitContext(ctx, dead)
 	if err := c.Redis.Start(); err != nil {
 		c.logf("restart redis: %v", err)
@@ -240,8 +268,9 @@ func (c *Controller) restartNATS(ctx context.Context) {
 		c.logf("kill nats: %v", err)
 		return
 	}
-	dead := time.Second + c.deadTime()
+	dead := c.ServerDowntime + c.deadTime()
 	c.logf("SIGKILL nats-server; restart in %v", dead.Round(time.Millisecond))
+	c.restartDuringOutage("nats")
 	proc.WaitContext(ctx, dead)
 	if err := c.NATS.Start(); err != nil {
 		c.logf("restart nats: %v", err)

@@ -30,6 +30,8 @@ type profile struct {
 	oracleDelay        time.Duration
 	// minKills is the least number of SIGKILLs the run must have dealt.
 	minKills int
+	// serverDowntime is how long Redis and NATS stay down when killed.
+	serverDowntime time.Duration
 	// timeout bounds the whole run.
 	timeout time.Duration
 }
@@ -37,8 +39,8 @@ type profile struct {
 // The CI profile runs under plain `go test ./...`; the full one with
 // CRUCIBLE_CHAOS=full (`make chaos`).
 var (
-	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, oracleDelay: 400 * time.Millisecond, minKills: 20, timeout: 4 * time.Minute}
-	fullProfile = profile{name: "full", budget: 600, evaluators: 3, oracleDelay: 400 * time.Millisecond, minKills: 40, timeout: 10 * time.Minute}
+	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, oracleDelay: 400 * time.Millisecond, minKills: 20, serverDowntime: 5 * time.Second, timeout: 4 * time.Minute}
+	fullProfile = profile{name: "full", budget: 600, evaluators: 3, oracleDelay: 400 * time.Millisecond, minKills: 40, serverDowntime: 20 * time.Second, timeout: 10 * time.Minute}
 )
 
 func chaosProfile(t *testing.T) profile {
@@ -169,7 +171,8 @@ func TestChaos(t *testing.T) {
 	ctl := &Controller{
 		Replicas: replicas, NATS: nats, Redis: redis, Rand: rand.New(rand.NewPCG(seed, 1)),
 		MinInterval: 500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond, MaxRestartDelay: 1500 * time.Millisecond,
-		RedisAt: 0.3, NATSAt: 0.6,
+		ServerDowntime: pr.serverDowntime,
+		RedisAt:        0.3, NATSAt: 0.6,
 		Logf: func(format string, args ...any) {
 			t.Logf("%6.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)
 		},
