@@ -51,6 +51,9 @@ func chaosProfile(t *testing.T) profile {
 		}
 		return ciProfile
 	case "full":
+		if os.Getenv("CRUCIBLE_DATA") == "" {
+			t.Fatal("CRUCIBLE_CHAOS=full needs CRUCIBLE_DATA (the reference data and CGCNN checkpoints)")
+		}
 		return fullProfile
 	case "off":
 		t.Skip("CRUCIBLE_CHAOS=off")
@@ -79,7 +82,10 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nats, err := proc.StartNATS(proc.NATSOptions{Dir: filepath.Join(dir, "jetstream"), Log: filepath.Join(dir, "nats.log")})
+	// CRUCIBLE_CHAOS_EMBEDDED=1 runs the fallback this test takes on a
+	// machine without nats-server and redis-server.
+	embedded := os.Getenv("CRUCIBLE_CHAOS_EMBEDDED") == "1"
+	nats, err := proc.StartNATS(proc.NATSOptions{Dir: filepath.Join(dir, "jetstream"), Log: filepath.Join(dir, "nats.log"), Embedded: embedded})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +93,7 @@ func TestChaos(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "redis"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	redis, err := proc.StartRedis(proc.RedisOptions{Dir: filepath.Join(dir, "redis"), Log: filepath.Join(dir, "redis.log")})
+	redis, err := proc.StartRedis(proc.RedisOptions{Dir: filepath.Join(dir, "redis"), Log: filepath.Join(dir, "redis.log"), Embedded: embedded})
 	if err != nil {
 		t.Fatal(err)
 	}
