@@ -27,7 +27,9 @@ type profile struct {
 	// replicas; oracleDelay their artificial cost per candidate, which
 	// paces the campaign so the controller gets to act.
 	budget, evaluators int
-	oracleDelay        time.Duration
+	// replicas of each of the proposer, the reflector and the judge.
+	replicas    int
+	oracleDelay time.Duration
 	// minKills is the least number of SIGKILLs the run must have dealt.
 	minKills int
 	// serverDowntime is how long Redis and NATS stay down when killed.
@@ -39,8 +41,8 @@ type profile struct {
 // The CI profile runs under plain `go test ./...`; the full one with
 // CRUCIBLE_CHAOS=full (`make chaos`).
 var (
-	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, oracleDelay: 400 * time.Millisecond, minKills: 20, serverDowntime: 5 * time.Second, timeout: 4 * time.Minute}
-	fullProfile = profile{name: "full", budget: 600, evaluators: 3, oracleDelay: 400 * time.Millisecond, minKills: 40, serverDowntime: 20 * time.Second, timeout: 10 * time.Minute}
+	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, replicas: 1, oracleDelay: 400 * time.Millisecond, minKills: 20, serverDowntime: 5 * time.Second, timeout: 4 * time.Minute}
+	fullProfile = profile{name: "full", budget: 600, evaluators: 3, replicas: 2, oracleDelay: 400 * time.Millisecond, minKills: 40, serverDowntime: 20 * time.Second, timeout: 10 * time.Minute}
 )
 
 func chaosProfile(t *testing.T) profile {
@@ -107,7 +109,7 @@ func TestChaos(t *testing.T) {
 		"CRUCIBLE_NATS_URL=" + nats.URL(), "CRUCIBLE_REDIS_URL=" + redis.URL(), "CRUCIBLE_NAMESPACE=" + ns,
 		"CRUCIBLE_DATA=" + data, "CRUCIBLE_HTTP_ADDR=127.0.0.1:0", "CRUCIBLE_LOG_LEVEL=info", "CRUCIBLE_DRAIN_TIMEOUT=5s",
 	}
-	counts := map[string]int{"proposer": 1, "evaluator": pr.evaluators, "reflector": 1, "judge": 1}
+	counts := map[string]int{"proposer": pr.replicas, "evaluator": pr.evaluators, "reflector": pr.replicas, "judge": pr.replicas}
 	var replicas []*Replica
 	for _, kind := range []string{"proposer", "evaluator", "reflector", "judge"} {
 		for i := 1; i <= counts[kind]; i++ {
@@ -157,8 +159,8 @@ func TestChaos(t *testing.T) {
 	}
 	spec := &messages.CampaignSpec{ID: "chaos-" + strconv.FormatUint(seed%1e6, 10), Task: tk, Budget: pr.budget,
 		Episodes: 3, BatchSize: 4, MaxInFlight: 8, Seed: seed}
-	t.Logf("profile %s: campaign %s, budget %d, %d evaluators, oracle delay %v, seed %d, NATS %s, Redis %s",
-		pr.name, spec.ID, spec.Budget, pr.evaluators, pr.oracleDelay, seed, nats.URL(), redis.URL())
+	t.Logf("profile %s: campaign %s, budget %d, %d evaluators, %d of each other service, oracle delay %v, seed %d, NATS %s, Redis %s",
+		pr.name, spec.ID, spec.Budget, pr.evaluators, pr.replicas, pr.oracleDelay, seed, nats.URL(), redis.URL())
 	start := time.Now()
 	if err := cl.Submit(ctx, spec); err != nil {
 		t.Fatal(err)

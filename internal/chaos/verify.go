@@ -386,6 +386,54 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 		r.violate("recorded discoveries (%d) differ from the stream's (%d)", len(audit.Discoveries), len(discovered))
 	}
 
+	// Generations and episodes: all closed, each counted once, each
+	// episode reflected once (in the stream and in the memory bank).
+	if st.Inflight != 0 {
+		r.violate("%d generations still in flight", st.Inflight)
+	}
+	completed := 0
+	for _, f := range audit.Generations {
+		if n, _ := strconv.Atoi(f["n"]); n > 0 && f["done"] == "1" {
+			completed++
+		}
+	}
+	if st.Counters.Generations != completed {
+		r.violate("counter generations = %d, but %d generations completed", st.Counters.Generations, completed)
+	}
+	reflected := map[int]int{}
+	if _, err := ReadSubject(ctx, b, messages.StreamCampaigns, messages.Subject(messages.SubjectReflections, c), func(data []byte) error {
+		var rf messages.Reflection
+		if err := messages.Decode(data, &rf); err != nil {
+			r.violate("undecodable reflection: %v", err)
+			return nil
+		}
+		reflected[rf.Episode]++
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	bank, err := s.Reflections(ctx, spec.MemoryContext, 10000)
+	if err != nil {
+		return nil, err
+	}
+	inBank := map[int]int{}
+	for _, rf := range bank {
+		if rf.Campaign == c {
+			inBank[rf.Episode]++
+		}
+	}
+	for e := 0; e < spec.Episodes; e++ {
+		if got := st.Int("ep" + strconv.Itoa(e) + "_evaluated"); got != spec.EpisodeBudget(e) {
+			r.violate("episode %d counts %d evaluations, its budget is %d", e, got, spec.EpisodeBudget(e))
+		}
+		if reflected[e] != 1 || inBank[e] != 1 {
+			r.violate("episode %d reflected %d times in the stream and %d times in the memory bank, want once", e, reflected[e], inBank[e])
+		}
+		if stats, err := s.EpisodeStats(ctx, c, e); err != nil || stats == nil {
+			r.violate("episode %d has no statistics (%v)", e, err)
+		}
+	}
+
 	// Final status.
 	finals := 0
 	if _, err := ReadSubject(ctx, b, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, c), func(data []byte) error {
