@@ -48,6 +48,9 @@ type Controller struct {
 
 	mu    sync.Mutex
 	stats Stats
+	// running counts the supervisors, so Wait can tell when none can
+	// start a process any more.
+	running sync.WaitGroup
 }
 
 // Stats count what the controller did and saw.
@@ -112,12 +115,20 @@ func (c *Controller) logf(format string, args ...any) {
 }
 
 // Supervise restarts replicas that exit on their own until ctx ends. It
-// returns at once; the supervisors stop with ctx.
+// returns at once; the supervisors stop with ctx (Wait waits for them).
 func (c *Controller) Supervise(ctx context.Context) {
 	for _, r := range c.Replicas {
-		go c.supervise(ctx, r)
+		c.running.Add(1)
+		go func() {
+			defer c.running.Done()
+			c.supervise(ctx, r)
+		}()
 	}
 }
+
+// Wait returns once every supervisor has stopped (after their context
+// ended): from then on the controller starts no process.
+func (c *Controller) Wait() { c.running.Wait() }
 
 func (c *Controller) supervise(ctx context.Context, r *Replica) {
 	for {
@@ -144,7 +155,10 @@ func (c *Controller) supervise(ctx context.Context, r *Replica) {
 		c.stats.CrashLogs = append(c.stats.CrashLogs, fmt.Sprintf("%s exited (%v):\n%s", r.P.Name, r.P.ExitErr(), r.P.Tail(15)))
 		c.mu.Unlock()
 		c.logf("%s exited on its own (%v); restarting", r.P.Name, r.P.ExitErr())
-		proc.WaitContext(ctx, 500*time.Millisecond)
+		if !proc.WaitContext(ctx, 500*time.Millisecond) {
+			r.mu.Unlock()
+			return
+		}
 		if err := r.P.Start(); err != nil {
 			c.logf("restart %s: %v", r.P.Name, err)
 		}
@@ -221,7 +235,9 @@ func (c *Controller) killOne(ctx context.Context) {
 	c.mu.Unlock()
 	dead := c.deadTime()
 	c.logf("SIGKILL %s; restart in %v", r.P.Name, dead.Round(time.Millisecond))
-	proc.WaitContext(ctx, dead)
+	if !proc.WaitContext(ctx, dead) {
+		return // stopping: the process stays down
+	}
 	if err := r.P.Start(); err != nil {
 		c.logf("restart %s: %v", r.P.Name, err)
 	}

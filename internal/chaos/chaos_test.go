@@ -192,6 +192,13 @@ func TestChaos(t *testing.T) {
 		defer close(chaosDone)
 		ctl.Run(cctx, progress, settled)
 	}()
+	// Runs before the processes' own cleanups: nothing restarts them once
+	// they are killed.
+	t.Cleanup(func() {
+		stopChaos()
+		<-chaosDone
+		ctl.Wait()
+	})
 
 	// Wait for the campaign to complete and every consumer to catch up.
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -210,6 +217,7 @@ func TestChaos(t *testing.T) {
 	elapsed := time.Since(start)
 	stopChaos()
 	<-chaosDone
+	ctl.Wait()
 	stats := ctl.Stats()
 
 	// Stop the services gracefully before reading everything back.

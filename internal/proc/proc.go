@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -56,7 +55,7 @@ func (p *Process) Start() error {
 	}
 	cmd := exec.Command(p.Path, p.Args...)
 	cmd.Env = append(os.Environ(), p.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	var logFile *os.File
 	if p.Log != "" {
 		f, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -140,28 +139,26 @@ func (p *Process) ExitErr() error {
 // Kill sends SIGKILL to the process group and waits for the process to
 // end.
 func (p *Process) Kill() error {
-	return p.signal(syscall.SIGKILL, 0)
+	return p.signal(false, 0)
 }
 
 // Stop sends SIGTERM to the process group and waits up to timeout for the
-// process to end, then kills it.
+// process to end, then kills it. (Where there is no SIGTERM, it kills.)
 func (p *Process) Stop(timeout time.Duration) error {
-	return p.signal(syscall.SIGTERM, timeout)
+	return p.signal(true, timeout)
 }
 
-func (p *Process) signal(sig syscall.Signal, timeout time.Duration) error {
+func (p *Process) signal(graceful bool, timeout time.Duration) error {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
 	if cmd == nil || closed(done) {
 		return fmt.Errorf("%s: %w", p.Name, ErrNotRunning)
 	}
-	pid := cmd.Process.Pid
-	// The negative pid addresses the process group Start created.
-	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("%s: signal %v: %w", p.Name, sig, err)
+	if err := signalGroup(cmd.Process, graceful); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
 	}
-	if sig == syscall.SIGKILL {
+	if !graceful {
 		<-done
 		return nil
 	}
@@ -169,9 +166,9 @@ func (p *Process) signal(sig syscall.Signal, timeout time.Duration) error {
 	case <-done:
 		return nil
 	case <-time.After(timeout):
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = signalGroup(cmd.Process, false)
 		<-done
-		return fmt.Errorf("%s: did not stop within %v after %v; killed", p.Name, timeout, sig)
+		return fmt.Errorf("%s: did not stop within %v; killed", p.Name, timeout)
 	}
 }
 
