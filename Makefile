@@ -81,3 +81,22 @@ down:
 
 clean:
 	rm -rf $(BIN) $(DEMO_OUT)
+
+# --- Deployment and resilience (deploy/, internal/chaos, bench load) --------
+# `make test` already runs the deployment checks and the chaos test's CI
+# profile (both need CRUCIBLE_DATA, as the rest of the suite).
+.PHONY: chaos deploy-check load
+
+# The full chaos test: 600 evaluations, 3 evaluators, 40+ SIGKILLs, Redis
+# and NATS each down for 20 s mid-campaign.
+chaos:
+	CRUCIBLE_CHAOS=full $(GO) test -count=1 -timeout 15m -v -run TestChaos ./internal/chaos
+
+# The Dockerfile, deploy/compose.yaml and deploy/k8s, validated without
+# Docker or a cluster.
+deploy-check:
+	$(GO) test -count=1 -v ./deploy
+
+# 20 campaigns at once on the four service binaries.
+load: build
+	$(BIN)/crucible bench load --processes --bin $(BIN)

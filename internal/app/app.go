@@ -43,6 +43,13 @@ type Config struct {
 	LogLevel, LogFormat string
 	// DrainTimeout bounds the time in-flight work may take after SIGTERM.
 	DrainTimeout time.Duration
+	// Provisioned: the streams and durable consumers were created by an
+	// administrator (`crucible setup`); the service waits for them instead
+	// of creating them.
+	Provisioned bool
+	// Probe checks the readiness of the instance serving HTTPAddr on this
+	// host and exits, instead of running the service.
+	Probe bool
 }
 
 // env returns the variable's value or def.
@@ -115,7 +122,49 @@ func (c *Config) Bind(fs *pflag.FlagSet, service string) {
 	fs.StringVar(&c.LogLevel, "log-level", env("CRUCIBLE_LOG_LEVEL", "info"), "debug, info, warn or error [CRUCIBLE_LOG_LEVEL]")
 	fs.StringVar(&c.LogFormat, "log-format", env("CRUCIBLE_LOG_FORMAT", "json"), "json or console [CRUCIBLE_LOG_FORMAT]")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("CRUCIBLE_DRAIN_TIMEOUT", 30*time.Second), "time in-flight work may take after SIGTERM [CRUCIBLE_DRAIN_TIMEOUT]")
+	fs.BoolVar(&c.Provisioned, "provisioned", envBool("CRUCIBLE_PROVISIONED", false), "the streams and consumers were created by \"crucible setup\": wait for them instead of creating them, so the NATS user needs no stream or consumer admin permission [CRUCIBLE_PROVISIONED]")
+	fs.BoolVar(&c.Probe, "probe", false, "check /readyz of the instance serving --http on this host and exit 0 (ready) or 1, for container health checks")
 	c.NATS.Name = service
+}
+
+// envBool parses a boolean variable, falling back to def.
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+// ProbeReady asks the instance serving addr (a --http address) on this
+// host whether it is ready: nil when /readyz answers 200.
+func ProbeReady(ctx context.Context, addr string) error {
+	if addr == "" {
+		return errors.New("probe: --http is empty: no endpoint to probe")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("probe: --http %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/readyz", nil)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("probe: %s/readyz: %s", addr, resp.Status)
+	}
+	return nil
 }
 
 // BindConnection registers the flags that reach NATS and Redis (what a
@@ -195,6 +244,7 @@ type Infra struct {
 func Connect(ctx context.Context, c *Config, log *zap.Logger) (*Infra, error) {
 	c.NATS.Namespace = c.Namespace
 	c.NATS.Logger = log
+	c.NATS.Provisioned = c.Provisioned
 	c.Redis.Namespace = c.Namespace
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -41,6 +41,9 @@ func Main(name, short, long string, bind func(*cobra.Command), build func(ctx co
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Probe {
+				return ProbeReady(cmd.Context(), cfg.HTTPAddr)
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}

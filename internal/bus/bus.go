@@ -47,7 +47,12 @@ type Options struct {
 	// one NATS server: stream names get the suffix _<namespace> and
 	// subjects the prefix <namespace>. Empty by default.
 	Namespace string
-	Logger    *zap.Logger
+	// Provisioned says an administrator created the streams and durable
+	// consumers (`crucible setup`): EnsureStreams and EnsureConsumer then
+	// wait for them to exist instead of creating them, so a service's NATS
+	// user needs no permission to create or change streams and consumers.
+	Provisioned bool
+	Logger      *zap.Logger
 }
 
 // Bus is a JetStream connection.
@@ -235,8 +240,28 @@ func (b *Bus) Healthy() error {
 
 // EnsureStreams creates every stream of messages.Streams, or updates it to
 // the current definition. It uses only stream settings that NATS 2.9
-// understands.
+// understands. On a provisioned bus it waits until every stream exists.
 func (b *Bus) EnsureStreams(ctx context.Context) error {
+	if b.opts.Provisioned {
+		return b.ProvisionStreams(ctx, false)
+	}
+	return b.ProvisionStreams(ctx, true)
+}
+
+// ProvisionStreams creates or updates the streams (create) or waits for
+// them to exist (!create).
+func (b *Bus) ProvisionStreams(ctx context.Context, create bool) error {
+	if !create {
+		for _, s := range messages.Streams {
+			if err := b.waitFor(ctx, "stream "+b.Stream(s.Name), func() error {
+				_, err := b.JS.Stream(ctx, b.Stream(s.Name))
+				return err
+			}); err != nil {
+				return fmt.Errorf("bus: stream %s: %w", s.Name, err)
+			}
+		}
+		return nil
+	}
 	for _, s := range messages.Streams {
 		subjects := make([]string, len(s.Subjects))
 		for i, subj := range s.Subjects {
@@ -268,9 +293,48 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 	return nil
 }
 
+// waitFor retries lookup until it succeeds, waiting while what is not
+// found (an administrator has yet to create it) or the server is
+// unreachable.
+func (b *Bus) waitFor(ctx context.Context, what string, lookup func() error) error {
+	logged := false
+	return retry(ctx, func() error {
+		err := lookup()
+		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			if !logged {
+				b.log.Warn("waiting for "+what+" (created by \"crucible setup\")", zap.Error(err))
+				logged = true
+			}
+			return fmt.Errorf("%w: %w", errNotYet, err)
+		}
+		return err
+	})
+}
+
+// errNotYet marks a lookup worth retrying: the object does not exist yet.
+var errNotYet = errors.New("not created yet")
+
 // EnsureConsumer creates the durable pull consumer spec describes, or
-// updates it.
+// updates it; on a provisioned bus it waits until the consumer exists.
 func (b *Bus) EnsureConsumer(ctx context.Context, spec messages.ConsumerSpec) (jetstream.Consumer, error) {
+	if b.opts.Provisioned {
+		var cons jetstream.Consumer
+		err := b.waitFor(ctx, "consumer "+spec.Name, func() error {
+			var err error
+			cons, err = b.JS.Consumer(ctx, b.Stream(spec.Stream), spec.Name)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("bus: consumer %s on %s: %w", spec.Name, spec.Stream, err)
+		}
+		return cons, nil
+	}
+	return b.CreateConsumer(ctx, spec)
+}
+
+// CreateConsumer creates the durable pull consumer spec describes, or
+// updates it.
+func (b *Bus) CreateConsumer(ctx context.Context, spec messages.ConsumerSpec) (jetstream.Consumer, error) {
 	cfg := jetstream.ConsumerConfig{
 		Durable:       spec.Name,
 		FilterSubject: b.Subject(spec.FilterSubject),
@@ -354,6 +418,9 @@ func retry(ctx context.Context, f func() error) error {
 // transient reports whether err may go away on its own: the server is
 // unreachable or restarting, or JetStream is electing a leader.
 func transient(err error) bool {
+	if errors.Is(err, errNotYet) {
+		return true
+	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		// 503: JetStream not available yet; 500-class: cluster hiccups.

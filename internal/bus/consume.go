@@ -113,7 +113,9 @@ func (b *Bus) Run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 			go func() {
 				defer wg.Done()
 				start := time.Now()
+				stop := keepAlive([]*Delivery{d}, spec.AckWait)
 				err := safeHandle(hctx, d, h)
+				stop()
 				metricHandleSeconds.WithLabelValues(spec.Name).Observe(time.Since(start).Seconds())
 				b.settle(hctx, spec, o, d, err)
 			}()
@@ -127,7 +129,9 @@ func (b *Bus) Run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 func (b *Bus) RunBatch(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, h BatchHandler) error {
 	return b.run(ctx, spec, o, func(hctx context.Context, ds []*Delivery) {
 		start := time.Now()
+		stop := keepAlive(ds, spec.AckWait)
 		errs := safeHandleBatch(hctx, ds, h)
+		stop()
 		metricHandleSeconds.WithLabelValues(spec.Name).Observe(time.Since(start).Seconds())
 		for i, d := range ds {
 			b.settle(hctx, spec, o, d, errs[i])
@@ -261,6 +265,42 @@ func (b *Bus) collect(batch jetstream.MessageBatch, consumer string) []*Delivery
 		out = append(out, d)
 	}
 	return out
+}
+
+// keepAlive tells the server every third of ackWait that ds are still
+// being worked on, until the returned function is called. A handler may so
+// take longer than the consumer's AckWait, which can then be short: the
+// messages of a process that dies (SIGKILL, a lost node) are redelivered
+// to the other replicas after AckWait, not after the longest time a
+// handler may need.
+func keepAlive(ds []*Delivery, ackWait time.Duration) (stop func()) {
+	if ackWait <= 0 || len(ds) == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(ackWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, d := range ds {
+					// A failure (the connection is down) is left to the
+					// next tick; the worst outcome is a redelivery, which
+					// handlers tolerate.
+					_ = d.InProgress()
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // safeHandle turns a handler panic into a permanent failure with the panic

@@ -112,20 +112,25 @@ func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// Ping checks the connection, retrying briefly (a restarting server).
+// Ping checks the connection, retrying until ctx ends: a service that
+// starts while Redis restarts or fails over waits for it, as it waits for
+// NATS, instead of exiting into a crash loop. Give ctx a deadline.
 func (s *Store) Ping(ctx context.Context) error {
-	var err error
-	for i := 0; i < 5; i++ {
-		if err = s.rdb.Ping(ctx).Err(); err == nil {
+	delay := 100 * time.Millisecond
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := s.rdb.Ping(pctx).Err()
+		cancel()
+		if err == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("store: ping: %w", ctx.Err())
-		case <-time.After(time.Duration(100*(i+1)) * time.Millisecond):
+			return fmt.Errorf("store: ping: %w (last error: %v)", ctx.Err(), err)
+		case <-time.After(delay):
 		}
+		delay = min(2*delay, time.Second)
 	}
-	return fmt.Errorf("store: ping: %w", err)
 }
 
 // Close closes the connection.

@@ -138,7 +138,10 @@ type ConsumerSpec struct {
 	Stream        string
 	FilterSubject string
 	// AckWait is how long a delivered message may stay unacknowledged
-	// before it is redelivered (a handler working longer extends it).
+	// before it is redelivered. A handler working longer extends it (the
+	// consumer loop reports progress every third of it), so it is short:
+	// it is how long the work of a replica that died waits before another
+	// replica takes it over.
 	AckWait time.Duration
 	// MaxDeliver is how many times a message that keeps failing is
 	// delivered before it is dead-lettered; 0 means never give up (the
@@ -164,12 +167,17 @@ const (
 // of a service share its consumer, so adding a replica adds throughput and
 // a replica's unacknowledged work is redelivered to the others.
 var Consumers = []ConsumerSpec{
-	{Name: ConsumerProposerSubmit, Stream: StreamCampaigns, FilterSubject: SubjectSubmit + ".>", AckWait: time.Minute, MaxAckPending: 64},
-	{Name: ConsumerProposer, Stream: StreamPropose, FilterSubject: SubjectPropose + ".>", AckWait: 2 * time.Minute, MaxAckPending: 256},
-	{Name: ConsumerEvaluator, Stream: StreamCandidates, FilterSubject: SubjectCandidates + ".>", AckWait: time.Minute, MaxAckPending: 1024},
-	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: 30 * time.Second, MaxAckPending: 1024},
-	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: time.Minute, MaxAckPending: 512},
+	{Name: ConsumerProposerSubmit, Stream: StreamCampaigns, FilterSubject: SubjectSubmit + ".>", AckWait: ackWait, MaxAckPending: 64},
+	{Name: ConsumerProposer, Stream: StreamPropose, FilterSubject: SubjectPropose + ".>", AckWait: ackWait, MaxAckPending: 256},
+	{Name: ConsumerEvaluator, Stream: StreamCandidates, FilterSubject: SubjectCandidates + ".>", AckWait: ackWait, MaxAckPending: 1024},
+	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: ackWait, MaxAckPending: 1024},
+	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: ackWait, MaxAckPending: 512},
 }
+
+// ackWait is every consumer's AckWait: long enough to ride out a missed
+// progress report or two (a NATS leader election, a long GC pause), short
+// enough that a crashed replica's work moves on quickly.
+const ackWait = 10 * time.Second
 
 // ConsumerByName returns the consumer spec with the given name.
 func ConsumerByName(name string) (ConsumerSpec, error) {

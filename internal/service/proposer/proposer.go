@@ -212,7 +212,7 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	gen := s.cfg.Generators[spec.Generator.Kind]
 	start := time.Now()
-	out, gerr := s.propose(ctx, d, gen, in)
+	out, gerr := gen.Propose(ctx, in)
 	metricGenerate.WithLabelValues(gen.Name()).Observe(time.Since(start).Seconds())
 	if out != nil {
 		s.publishPrompts(ctx, d, out.Prompts, log)
@@ -291,31 +291,6 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	return s.publish(ctx, spec, &req, accepted, log)
 }
 
-// propose runs the generator, telling the broker every AckWait/3 that the
-// request is still being worked on: an LLM answer that takes minutes
-// (retries after rate limits) must not be redelivered to another replica
-// meanwhile.
-func (s *Service) propose(ctx context.Context, d *bus.Delivery, gen Generator, in *Input) (*Output, error) {
-	beat := time.Minute
-	if spec, err := messages.ConsumerByName(messages.ConsumerProposer); err == nil && spec.AckWait > 0 {
-		beat = spec.AckWait / 3
-	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		t := time.NewTicker(beat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = d.InProgress()
-			}
-		}
-	}()
-	return gen.Propose(ctx, in)
-}
 
 // publishPrompts publishes the audit records of a generator's LLM
 // exchanges. A record that cannot be published is logged, not retried by

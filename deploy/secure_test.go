@@ -1,0 +1,238 @@
+package deploy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/testenv"
+)
+
+// natsUsers are the users of k8s/base/nats/auth.conf.
+var natsUsers = []string{"admin", "proposer", "evaluator", "reflector", "judge", "client"}
+
+func password(t *testing.T) string {
+	t.Helper()
+	var b [18]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return "p" + hex.EncodeToString(b[:]) // NATS reads it as a string
+}
+
+// TestSecureInstallation runs a campaign the way deploy/k8s runs one, on
+// this machine: the NATS server with the Kubernetes users and permissions
+// (k8s/base/nats/auth.conf) and TLS, Redis with AUTH and TLS, the streams
+// created by `crucible setup` as admin, each service with its own user,
+// --provisioned and its passwords in files, and the client submitting as
+// client. Then each user tries what it must not do, and the logs are
+// searched for the passwords.
+func TestSecureInstallation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the end-to-end security test")
+	}
+	data := testenv.DataDir(t)
+	dir := t.TempDir()
+	certs := writeTestCerts(t, dir)
+	secrets := filepath.Join(dir, "secrets")
+	if err := os.Mkdir(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pw := map[string]string{}
+	for _, u := range append(natsUsers, "redis") {
+		pw[u] = password(t)
+		if err := os.WriteFile(filepath.Join(secrets, u), []byte(pw[u]+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if u != "redis" {
+			// What the StatefulSet gives the server from crucible-nats-users.
+			t.Setenv("NATS_"+strings.ToUpper(u)+"_PASSWORD", pw[u])
+		}
+	}
+
+	auth, err := os.ReadFile(filepath.Join("k8s", "base", "nats", "auth.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf("tls {\n  cert_file: %q\n  key_file: %q\n  ca_file: %q\n  timeout: 5\n}\ninclude ./auth.conf\n", certs.cert, certs.key, certs.ca)
+	for name, body := range map[string][]byte{"auth.conf": auth, "nats.conf": []byte(conf)} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	natsSrv, err := proc.StartNATS(proc.NATSOptions{Dir: filepath.Join(dir, "jetstream"), Config: filepath.Join(dir, "nats.conf"), Log: filepath.Join(dir, "nats.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(natsSrv.Close)
+	ropts := proc.RedisOptions{Dir: filepath.Join(dir, "redis"), Password: pw["redis"], Log: filepath.Join(dir, "redis.log")}
+	redisTLS := proc.RedisServerBinary() != ""
+	if redisTLS {
+		ropts.TLSCert, ropts.TLSKey, ropts.TLSCA = certs.cert, certs.key, certs.ca
+	} else {
+		t.Log("no redis-server here: the embedded Redis checks AUTH but not TLS")
+	}
+	if err := os.Mkdir(ropts.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	redisSrv, err := proc.StartRedis(ropts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redisSrv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	root, err := proc.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := proc.Build(ctx, root, filepath.Join(dir, "bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(user string) []string {
+		e := []string{
+			"CRUCIBLE_NATS_URL=" + natsSrv.URL(), "CRUCIBLE_NATS_TLS_CA=" + certs.ca,
+			"CRUCIBLE_NATS_USER=" + user, "CRUCIBLE_NATS_PASSWORD_FILE=" + filepath.Join(secrets, user),
+			"CRUCIBLE_REDIS_URL=" + redisSrv.URL(), "CRUCIBLE_REDIS_PASSWORD_FILE=" + filepath.Join(secrets, "redis"),
+			"CRUCIBLE_DATA=" + data, "CRUCIBLE_HTTP_ADDR=127.0.0.1:0", "CRUCIBLE_PROVISIONED=true",
+			"CRUCIBLE_NAMESPACE=", // auth.conf names the subjects of an installation without one
+		}
+		if redisTLS {
+			e = append(e, "CRUCIBLE_REDIS_TLS_CA="+certs.ca)
+		}
+		return e
+	}
+	crucible := func(user string, timeout time.Duration, args ...string) (string, error) {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, filepath.Join(bin, "crucible"), args...)
+		cmd.Env = append(os.Environ(), env(user)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	// The services wait for the streams until the administrator creates
+	// them.
+	var procs []*proc.Process
+	for _, svc := range []string{"proposer", "evaluator", "reflector", "judge"} {
+		p := &proc.Process{Name: svc, Path: filepath.Join(bin, svc), Env: env(svc), Log: filepath.Join(dir, svc+".log")}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if p.Running() {
+				_ = p.Kill()
+			}
+		})
+		procs = append(procs, p)
+	}
+	if out, err := crucible("evaluator", time.Minute, "setup"); err == nil {
+		t.Errorf("the evaluator user could create the streams:\n%s", out)
+	}
+	if out, err := crucible("admin", time.Minute, "setup"); err != nil {
+		t.Fatalf("crucible setup as admin: %v\n%s", err, out)
+	}
+	out, err := crucible("client", 3*time.Minute, "submit", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "30", "--wait")
+	if err != nil || !strings.Contains(out, "completed") {
+		for _, p := range procs {
+			t.Logf("%s:\n%s", p.Name, p.Tail(15))
+		}
+		t.Fatalf("crucible submit --wait as client: %v\n%s", err, out)
+	}
+	campaign := strings.Fields(out)[0]
+	if out, err := crucible("client", time.Minute, "results", campaign, "--format", "csv"); err != nil || !strings.Contains(out, campaign) {
+		t.Errorf("crucible results as client: %v\n%s", err, out)
+	}
+	for _, p := range procs {
+		if !p.Running() {
+			t.Errorf("%s exited: %v\n%s", p.Name, p.ExitErr(), p.Tail(10))
+		}
+	}
+
+	// Without the CA, or with a wrong password, nothing connects.
+	wrong := append(os.Environ(), env("client")...)
+	for _, bad := range [][]string{
+		{"CRUCIBLE_NATS_TLS_CA="},
+		{"CRUCIBLE_NATS_PASSWORD_FILE=" + filepath.Join(secrets, "judge")},
+		{"CRUCIBLE_REDIS_PASSWORD_FILE=" + filepath.Join(secrets, "judge")},
+	} {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "crucible"), "status", "--connect-timeout", "3s")
+		cmd.Env = append(append([]string{}, wrong...), bad...)
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("crucible status with %v connected:\n%s", bad, out)
+		}
+	}
+
+	// What each user must not do. A refused publish or subscription comes
+	// back from the server as an asynchronous permissions violation.
+	refused := map[string][]string{
+		"proposer":  {"pub crucible.evaluations.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator", "pub $JS.API.STREAM.DELETE.CANDIDATES"},
+		"evaluator": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub crucible.propose.x", "pub $JS.API.STREAM.CREATE.X", "pub $JS.API.CONSUMER.CREATE.EVALUATIONS.x", "pub $JS.API.CONSUMER.MSG.NEXT.EVALUATIONS.judge", "pub $JS.ACK.EVALUATIONS.judge.1.1.1.1.0", "sub crucible.>"},
+		"reflector": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator"},
+		"judge":     {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.STREAM.PURGE.DISCOVERIES"},
+		"client": {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator",
+			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>"},
+	}
+	for user, actions := range refused {
+		errs := make(chan error, 16)
+		nc, err := nats.Connect(natsSrv.URL(), nats.UserInfo(user, pw[user]), nats.RootCAs(certs.ca),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+		if err != nil {
+			t.Fatalf("connect as %s: %v", user, err)
+		}
+		for _, a := range actions {
+			verb, subject, _ := strings.Cut(a, " ")
+			if verb == "pub" {
+				err = nc.Publish(subject, []byte("{}"))
+			} else {
+				_, err = nc.SubscribeSync(subject)
+			}
+			if err == nil {
+				err = nc.Flush()
+			}
+			if err != nil {
+				t.Errorf("%s %s: %v", user, a, err)
+				continue
+			}
+			select {
+			case err := <-errs:
+				if !errors.Is(err, nats.ErrPermissionViolation) && !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+					t.Errorf("%s %s: %v, want a permissions violation", user, a, err)
+				}
+			case <-time.After(3 * time.Second):
+				t.Errorf("%s may %s", user, a)
+			}
+		}
+		nc.Close()
+	}
+
+	// No password in any log.
+	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range logs {
+		body, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for u, p := range pw {
+			if strings.Contains(string(body), p) {
+				t.Errorf("%s holds the password of %s", filepath.Base(l), u)
+			}
+		}
+	}
+}

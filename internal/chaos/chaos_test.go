@@ -1,0 +1,276 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/client"
+	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// profile sizes a chaos run.
+type profile struct {
+	name string
+	// budget is the campaign's evaluations; evaluators the evaluator
+	// replicas; oracleDelay their artificial cost per candidate, which
+	// paces the campaign so the controller gets to act.
+	budget, evaluators int
+	// replicas of each of the proposer, the reflector and the judge.
+	replicas    int
+	oracleDelay time.Duration
+	// minKills is the least number of SIGKILLs the run must have dealt.
+	minKills int
+	// serverDowntime is how long Redis and NATS stay down when killed.
+	serverDowntime time.Duration
+	// timeout bounds the whole run.
+	timeout time.Duration
+}
+
+// The CI profile runs under plain `go test ./...`; the full one with
+// CRUCIBLE_CHAOS=full (`make chaos`).
+var (
+	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, replicas: 1, oracleDelay: 400 * time.Millisecond, minKills: 20, serverDowntime: 5 * time.Second, timeout: 4 * time.Minute}
+	fullProfile = profile{name: "full", budget: 600, evaluators: 3, replicas: 2, oracleDelay: 400 * time.Millisecond, minKills: 40, serverDowntime: 20 * time.Second, timeout: 10 * time.Minute}
+)
+
+func chaosProfile(t *testing.T) profile {
+	switch os.Getenv("CRUCIBLE_CHAOS") {
+	case "", "ci":
+		if testing.Short() {
+			t.Skip("-short: skipping the chaos test (CRUCIBLE_CHAOS=full runs the full one)")
+		}
+		return ciProfile
+	case "full":
+		if os.Getenv("CRUCIBLE_DATA") == "" {
+			t.Fatal("CRUCIBLE_CHAOS=full needs CRUCIBLE_DATA (the reference data and CGCNN checkpoints)")
+		}
+		return fullProfile
+	case "off":
+		t.Skip("CRUCIBLE_CHAOS=off")
+	}
+	t.Fatalf("CRUCIBLE_CHAOS=%q: want ci, full or off", os.Getenv("CRUCIBLE_CHAOS"))
+	return profile{}
+}
+
+// TestChaos runs a campaign on the four service binaries against a NATS
+// server and a Redis server started for the test (real programs when the
+// machine has them), while a controller SIGKILLs and restarts services at
+// random and restarts Redis and NATS once each; then it checks every
+// guarantee with Verify.
+func TestChaos(t *testing.T) {
+	pr := chaosProfile(t)
+	data := testenv.DataDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), pr.timeout)
+	defer cancel()
+
+	root, err := proc.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin, err := proc.Build(ctx, root, filepath.Join(dir, "bin"), "proposer", "evaluator", "reflector", "judge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CRUCIBLE_CHAOS_EMBEDDED=1 runs the fallback this test takes on a
+	// machine without nats-server and redis-server.
+	embedded := os.Getenv("CRUCIBLE_CHAOS_EMBEDDED") == "1"
+	nats, err := proc.StartNATS(proc.NATSOptions{Dir: filepath.Join(dir, "jetstream"), Log: filepath.Join(dir, "nats.log"), Embedded: embedded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nats.Close)
+	if err := os.MkdirAll(filepath.Join(dir, "redis"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	redis, err := proc.StartRedis(proc.RedisOptions{Dir: filepath.Join(dir, "redis"), Log: filepath.Join(dir, "redis.log"), Embedded: embedded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redis.Close)
+	if nats.Embedded() || redis.Embedded() {
+		t.Logf("servers: embedded NATS %v, embedded Redis %v (an embedded Redis keeps its data in memory across a restart: the append-only file is not exercised)", nats.Embedded(), redis.Embedded())
+	}
+
+	ns := testsrv.Namespace()
+	env := []string{
+		"CRUCIBLE_NATS_URL=" + nats.URL(), "CRUCIBLE_REDIS_URL=" + redis.URL(), "CRUCIBLE_NAMESPACE=" + ns,
+		"CRUCIBLE_DATA=" + data, "CRUCIBLE_HTTP_ADDR=127.0.0.1:0", "CRUCIBLE_LOG_LEVEL=info", "CRUCIBLE_DRAIN_TIMEOUT=5s",
+	}
+	counts := map[string]int{"proposer": pr.replicas, "evaluator": pr.evaluators, "reflector": pr.replicas, "judge": pr.replicas}
+	var replicas []*Replica
+	for _, kind := range []string{"proposer", "evaluator", "reflector", "judge"} {
+		for i := 1; i <= counts[kind]; i++ {
+			name := fmt.Sprintf("%s-%d", kind, i)
+			p := &proc.Process{Name: name, Path: filepath.Join(bin, kind), Env: env, Log: filepath.Join(dir, name+".log")}
+			if kind == "evaluator" {
+				p.Env = append(append([]string{}, env...), "CRUCIBLE_ORACLE_DELAY="+pr.oracleDelay.String(), "CRUCIBLE_EVALUATOR_BATCH=8", "CRUCIBLE_EVALUATOR_WORKERS=1")
+			}
+			if err := p.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if p.Running() {
+					_ = p.Kill()
+				}
+			})
+			replicas = append(replicas, &Replica{Kind: kind, P: p})
+		}
+	}
+	dumpLogs := func() {
+		for _, r := range replicas {
+			t.Logf("--- %s (started %d times):\n%s", r.P.Name, r.P.Starts(), r.P.Tail(20))
+		}
+	}
+
+	b, err := bus.Connect(ctx, bus.Options{URL: nats.URL(), Name: "chaos-test", Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	st, err := store.Open(ctx, store.Options{URL: redis.URL(), Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cl := &client.Client{Bus: b, Store: st}
+
+	tk, err := task.ByName("Stable Wide-Bandgap Semiconductors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := rand.Uint64()
+	if v := os.Getenv("CRUCIBLE_CHAOS_SEED"); v != "" {
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("CRUCIBLE_CHAOS_SEED: %v", err)
+		}
+	}
+	spec := &messages.CampaignSpec{ID: "chaos-" + strconv.FormatUint(seed%1e6, 10), Task: tk, Budget: pr.budget,
+		Episodes: 3, BatchSize: 4, MaxInFlight: 8, Seed: seed}
+	t.Logf("profile %s: campaign %s, budget %d, %d evaluators, %d of each other service, oracle delay %v, seed %d, NATS %s, Redis %s",
+		pr.name, spec.ID, spec.Budget, pr.evaluators, pr.replicas, pr.oracleDelay, seed, nats.URL(), redis.URL())
+	start := time.Now()
+	if err := cl.Submit(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+
+	progress := func() (float64, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s, err := st.State(ctx, spec.ID)
+		if err != nil {
+			return 0, false
+		}
+		return float64(s.Counters.Evaluated) / float64(spec.Budget), true
+	}
+	settled := func() bool { return campaignSettled(ctx, cl, spec.ID) }
+	ctl := &Controller{
+		Replicas: replicas, NATS: nats, Redis: redis, Rand: rand.New(rand.NewPCG(seed, 1)),
+		MinInterval: 500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond, MaxRestartDelay: 1500 * time.Millisecond,
+		ServerDowntime: pr.serverDowntime,
+		RedisAt:        0.3, NATSAt: 0.6,
+		Logf: func(format string, args ...any) {
+			t.Logf("%6.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)
+		},
+	}
+	cctx, stopChaos := context.WithCancel(ctx)
+	ctl.Supervise(cctx)
+	chaosDone := make(chan struct{})
+	go func() {
+		defer close(chaosDone)
+		ctl.Run(cctx, progress, settled)
+	}()
+	// Runs before the processes' own cleanups: nothing restarts them once
+	// they are killed.
+	t.Cleanup(func() {
+		stopChaos()
+		<-chaosDone
+		ctl.Wait()
+	})
+
+	// Wait for the campaign to complete and every consumer to catch up.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for !settled() {
+		select {
+		case <-ctx.Done():
+			stopChaos()
+			<-chaosDone
+			p, _ := progress()
+			dumpLogs()
+			t.Fatalf("campaign did not settle within %v (%.0f%% evaluated); %s", pr.timeout, 100*p, ctl.Stats())
+		case <-tick.C:
+		}
+	}
+	elapsed := time.Since(start)
+	stopChaos()
+	<-chaosDone
+	ctl.Wait()
+	stats := ctl.Stats()
+
+	// Stop the services gracefully before reading everything back.
+	for _, r := range replicas {
+		if r.P.Running() {
+			if err := r.P.Stop(10 * time.Second); err != nil {
+				t.Errorf("stop %s: %v", r.P.Name, err)
+			}
+		}
+	}
+	rep, err := Verify(ctx, b, st, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("campaign settled in %.1f s; %s", elapsed.Seconds(), stats)
+	t.Log(rep)
+	for _, l := range stats.CrashLogs {
+		t.Logf("crash: %s", l)
+	}
+	if !rep.OK() {
+		dumpLogs()
+		t.Errorf("%d guarantees broken", len(rep.Violations))
+	}
+	if stats.TotalKills() < pr.minKills {
+		t.Errorf("only %d kills, want at least %d: the campaign ran faster than the controller (raise the oracle delay)", stats.TotalKills(), pr.minKills)
+	}
+	for kind := range counts {
+		if stats.Kills[kind] == 0 {
+			t.Errorf("no %s was killed", kind)
+		}
+	}
+	if stats.NATSRestarts != 1 || stats.RedisRestarts != 1 {
+		t.Errorf("NATS restarted %d times and Redis %d times, want once each", stats.NATSRestarts, stats.RedisRestarts)
+	}
+	if n := len(stats.CrashLogs); n > 0 {
+		t.Errorf("%d service processes exited on their own", n)
+	}
+}
+
+// campaignSettled reports whether the campaign completed and every
+// consumer caught up.
+func campaignSettled(ctx context.Context, cl *client.Client, campaign string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	s, err := cl.Store.State(ctx, campaign)
+	if err != nil || s.Status != messages.StateCompleted {
+		return false
+	}
+	for _, c := range messages.Consumers {
+		idle, err := cl.ConsumerIdle(ctx, c.Name)
+		if err != nil || !idle {
+			return false
+		}
+	}
+	return true
+}
