@@ -291,7 +291,6 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	return s.publish(ctx, spec, &req, accepted, log)
 }
 
-
 // publishPrompts publishes the audit records of a generator's LLM
 // exchanges. A record that cannot be published is logged, not retried by
 // failing the generation: asking the model again would cost more than the
