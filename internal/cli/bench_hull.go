@@ -172,7 +172,7 @@ type hullBenchRow struct {
 type hullClock struct{ cpu bool }
 
 func newHullClock(wall bool) hullClock {
-	_, ok := hullCPUTime()
+	_, ok := processCPUTime()
 	return hullClock{cpu: ok && !wall}
 }
 
@@ -186,7 +186,7 @@ func (c hullClock) name() string {
 func (c hullClock) measure(n int, run func() error) (time.Duration, error) {
 	t0, c0 := time.Now(), time.Duration(0)
 	if c.cpu {
-		c0, _ = hullCPUTime()
+		c0, _ = processCPUTime()
 	}
 	for i := 0; i < n; i++ {
 		if err := run(); err != nil {
@@ -194,7 +194,7 @@ func (c hullClock) measure(n int, run func() error) (time.Duration, error) {
 		}
 	}
 	if c.cpu {
-		c1, _ := hullCPUTime()
+		c1, _ := processCPUTime()
 		return c1 - c0, nil
 	}
 	return time.Since(t0), nil

@@ -38,6 +38,15 @@ type pipelineReport struct {
 	// services with one evaluator, and its ratio to (a).
 	PipelineRate  float64 `json:"pipeline_evaluations_per_second"`
 	PipelineRatio float64 `json:"pipeline_over_oracle"`
+	// Workers is the evaluator's oracle workers in (a) and (b) (0 = one
+	// per CPU).
+	Workers int `json:"oracle_workers"`
+	// CPU accounting of (b): CPU seconds of the whole process (services,
+	// embedded brokers, client) per evaluation, the oracle's share of it
+	// as measured in (a), and the cores kept busy during the campaign.
+	CPUPerEvaluation       float64 `json:"cpu_ms_per_evaluation"`
+	OracleCPUPerEvaluation float64 `json:"oracle_cpu_ms_per_evaluation"`
+	CoresBusy              float64 `json:"cores_busy"`
 	// Scaling is (c): evaluations/s with an artificial oracle delay per
 	// candidate, by evaluator replicas, and the speed-up over one.
 	Delay   string         `json:"delay"`
@@ -59,6 +68,10 @@ func newBenchPipelineCmd() *cobra.Command {
 		asJSON         bool
 		cpuprofile     string
 		inFlight       int
+		proposerConc   int
+		workers        int
+		natsURL        string
+		redisURL       string
 	)
 	cmd := &cobra.Command{
 		Use:   "pipeline",
@@ -72,6 +85,14 @@ func newBenchPipelineCmd() *cobra.Command {
  (c) the same with an artificial oracle cost per candidate (--delay,
      standing for a DFT-class oracle), with 1, 2, 4, 8 evaluator replicas:
      evaluations/s and the speed-up over one replica.
+
+For (b) it also reports the CPU the process used per evaluation, split
+into the oracle's share (as measured in (a)) and the rest (proposer,
+reflector, judge, embedded brokers, the collecting client), and how many
+cores were busy: when all are, the pipeline is CPU-bound and (b) over (a)
+is bounded by the oracle's share. --workers 1 leaves the other cores to
+the services. With --nats and --redis the campaigns run on real servers
+(their CPU is then not the process's).
 
 Rates are taken between the first and the last evaluation of the
 campaign's proposed candidates, so start-up and seeds do not count.`,
@@ -99,7 +120,7 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 			if err != nil {
 				return &exitError{code: 2, err: fmt.Errorf("--replicas: %w", err)}
 			}
-			_, orc, err := wire.Oracle(data, 0)
+			_, orc, err := wire.Oracle(data, workers)
 			if err != nil {
 				return err
 			}
@@ -108,23 +129,30 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 				return err
 			}
 			w := cmd.ErrOrStderr()
-			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String()}
+			servers := local.Options{NATSURL: natsURL, RedisURL: redisURL}
+			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String(), Workers: workers}
 
 			fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d …\n", budget)
-			res, rate, err := benchCampaign(ctx, orc, db, budget, 1, batch, 0, inFlight)
+			res, rate, span, err := benchCampaign(ctx, servers, orc, db, budget, 1, batch, 0, inFlight, proposerConc)
 			if err != nil {
 				return err
 			}
 			rep.PipelineRate = rate
 			fmt.Fprintf(w, "(a) oracle alone on the same %d candidates …\n", len(res.Evaluations))
-			if rep.OracleRate, err = benchOracle(ctx, orc, res.Evaluations, batch); err != nil {
+			var oracleCPU float64
+			if rep.OracleRate, oracleCPU, err = benchOracle(ctx, orc, res.Evaluations, batch); err != nil {
 				return err
 			}
 			rep.PipelineRatio = rep.PipelineRate / rep.OracleRate
+			if span.cpu > 0 && span.evaluations > 0 {
+				rep.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
+				rep.OracleCPUPerEvaluation = 1000 * oracleCPU
+				rep.CoresBusy = span.cpu / span.wall
+			}
 			for _, n := range counts {
 				b := max(100, 60*n)
 				fmt.Fprintf(w, "(c) %d evaluator(s), %s per candidate, budget %d …\n", n, delay, b)
-				_, rate, err := benchCampaign(ctx, orc, db, b, n, 4, delay, 16*n)
+				_, rate, _, err := benchCampaign(ctx, servers, orc, db, b, n, 4, delay, 16*n, proposerConc)
 				if err != nil {
 					return err
 				}
@@ -150,6 +178,10 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	f.IntVar(&inFlight, "in-flight", 16, "generations in flight (the campaign's max_in_flight) for (b)")
+	f.StringVar(&natsURL, "nats", "", "run the campaigns on this NATS server instead of an embedded one (streams in memory, deleted afterwards)")
+	f.StringVar(&redisURL, "redis", "", "run the campaigns on this Redis server instead of an embedded one (keys deleted afterwards)")
+	f.IntVar(&workers, "workers", 0, "oracle workers of the evaluator, for (a) and (b) (0 = one per CPU)")
+	f.IntVar(&proposerConc, "proposer-concurrency", 8, "generation requests the proposer handles at once")
 	return cmd
 }
 
@@ -165,54 +197,150 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// campaignSpan is the part of a campaign the rates are taken over: from
+// the first to the last evaluation of a proposed candidate.
+type campaignSpan struct {
+	wall        float64 // seconds
+	cpu         float64 // CPU seconds of the process (0 = not measured)
+	evaluations int     // evaluations inside the span, seeds included
+}
+
 // benchCampaign runs one campaign on a fresh in-process stack and returns
 // its evaluations/s between the first and the last proposed candidate's
-// evaluation.
-func benchCampaign(ctx context.Context, orc evaluator.Oracle, db *reference.DB, budget, evaluators, batch int, delay time.Duration, inFlight int) (*local.Result, float64, error) {
-	opts := local.Options{Oracle: orc, Evaluators: evaluators}
+// evaluation, and the CPU the process used meanwhile.
+func benchCampaign(ctx context.Context, servers local.Options, orc evaluator.Oracle, db *reference.DB, budget, evaluators, batch int, delay time.Duration, inFlight, proposerConc int) (*local.Result, float64, campaignSpan, error) {
+	id := fmt.Sprintf("bench-%d-%d", evaluators, time.Now().UnixNano())
+	opts := local.Options{NATSURL: servers.NATSURL, RedisURL: servers.RedisURL, Oracle: orc, Evaluators: evaluators}
+	if opts.NATSURL != "" || opts.RedisURL != "" {
+		// Real servers: the run gets its own namespace and leaves nothing.
+		opts.Namespace, opts.MemoryStreams = id, true
+	}
 	opts.Evaluator.Batch, opts.Evaluator.Delay = batch, delay
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		cfg := wire.Proposer(db, s, wire.ProposerOptions{})
-		cfg.Concurrency = 8
+		cfg.Concurrency = proposerConc
 		return cfg
 	}
 	st, err := local.Start(ctx, opts)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, campaignSpan{}, err
 	}
 	defer st.Close()
+	if opts.Namespace != "" {
+		defer func() {
+			for _, name := range st.Services() {
+				_ = st.StopService(name)
+			}
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+			defer cancel()
+			_ = st.Bus.DeleteStreams(cctx)
+			_ = st.Store.DeleteNamespace(cctx)
+		}()
+	}
 	t, err := task.ByName("Stable Wide-Bandgap Semiconductors")
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, campaignSpan{}, err
 	}
-	spec := &messages.CampaignSpec{ID: fmt.Sprintf("bench-%d-%d", evaluators, time.Now().UnixNano()), Task: t, Budget: budget, Seed: 1, MaxInFlight: inFlight}
+	spec := &messages.CampaignSpec{ID: id, Task: t, Budget: budget, Seed: 1, MaxInFlight: inFlight}
+	stop := sampleCPU(20 * time.Millisecond)
 	res, err := local.Run(ctx, st, spec, local.RunOptions{Timeout: 20 * time.Minute})
+	samples := stop()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, campaignSpan{}, err
 	}
-	return res, evaluationRate(res.Evaluations), nil
+	first, last := evaluationSpan(res.Evaluations)
+	span := campaignSpan{wall: last.Sub(first).Seconds(), evaluations: len(res.Evaluations)}
+	for _, ev := range res.Seeds {
+		if !ev.EvaluatedAt.Before(first) && !ev.EvaluatedAt.After(last) {
+			span.evaluations++
+		}
+	}
+	span.cpu = samples.between(first, last)
+	rate := 0.0
+	if span.wall > 0 {
+		rate = float64(len(res.Evaluations)-1) / span.wall
+	}
+	return res, rate, span, nil
 }
 
-// evaluationRate is (n − 1) / (last − first) over the evaluation times.
-func evaluationRate(evs []*messages.Evaluation) float64 {
-	if len(evs) < 2 {
-		return 0
-	}
-	ts := make([]time.Time, len(evs))
+// evaluationSpan returns the first and the last evaluation time.
+func evaluationSpan(evs []*messages.Evaluation) (first, last time.Time) {
 	for i, ev := range evs {
-		ts[i] = ev.EvaluatedAt
+		if i == 0 || ev.EvaluatedAt.Before(first) {
+			first = ev.EvaluatedAt
+		}
+		if i == 0 || ev.EvaluatedAt.After(last) {
+			last = ev.EvaluatedAt
+		}
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
-	span := ts[len(ts)-1].Sub(ts[0]).Seconds()
-	if span <= 0 {
+	return first, last
+}
+
+// cpuSamples are the process's CPU seconds at increasing times.
+type cpuSamples struct {
+	at  []time.Time
+	cpu []float64
+}
+
+// sampleCPU samples the process's CPU time every period until the
+// returned function is called. Where CPU time is not available there are
+// no samples.
+func sampleCPU(period time.Duration) (stop func() cpuSamples) {
+	var s cpuSamples
+	if _, ok := processCPUTime(); !ok {
+		return func() cpuSamples { return s }
+	}
+	take := func() {
+		c, _ := processCPUTime()
+		s.at, s.cpu = append(s.at, time.Now()), append(s.cpu, c.Seconds())
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			take()
+			select {
+			case <-done:
+				take()
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() cpuSamples {
+		close(done)
+		<-stopped
+		return s
+	}
+}
+
+// cpuAt interpolates the CPU seconds at time t, clamped to the samples.
+func (s cpuSamples) cpuAt(t time.Time) float64 {
+	n := len(s.at)
+	i := sort.Search(n, func(i int) bool { return !s.at[i].Before(t) })
+	switch {
+	case n == 0:
 		return 0
+	case i == 0:
+		return s.cpu[0]
+	case i == n:
+		return s.cpu[n-1]
 	}
-	return float64(len(ts)-1) / span
+	f := t.Sub(s.at[i-1]).Seconds() / s.at[i].Sub(s.at[i-1]).Seconds()
+	return s.cpu[i-1] + f*(s.cpu[i]-s.cpu[i-1])
+}
+
+// between is the CPU seconds used from a to b.
+func (s cpuSamples) between(a, b time.Time) float64 {
+	return s.cpuAt(b) - s.cpuAt(a)
 }
 
 // benchOracle evaluates the candidates' structures in batches, as an
-// evaluator does, repeating until a few seconds have passed.
-func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Evaluation, batch int) (float64, error) {
+// evaluator does, repeating until a few seconds have passed. It returns
+// structures/s and CPU seconds per structure.
+func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Evaluation, batch int) (rate, cpuPer float64, err error) {
 	var items []evaluator.Item
 	for _, ev := range evs {
 		s, err := ev.Candidate.Structure.Crystal()
@@ -222,25 +350,31 @@ func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Eval
 		items = append(items, evaluator.Item{Structure: s, StatedFormula: ev.Candidate.Structure.Formula})
 	}
 	if len(items) == 0 {
-		return 0, fmt.Errorf("no candidate structures to time")
+		return 0, 0, fmt.Errorf("no candidate structures to time")
 	}
 	n := 0
+	cpu0, _ := processCPUTime()
 	start := time.Now()
 	for time.Since(start) < 3*time.Second || n < len(items) {
 		for i := 0; i < len(items); i += batch {
 			if _, err := orc.Evaluate(ctx, items[i:min(i+batch, len(items))]); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		n += len(items)
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	cpu1, _ := processCPUTime()
+	return float64(n) / time.Since(start).Seconds(), (cpu1 - cpu0).Seconds() / float64(n), nil
 }
 
 func printPipelineReport(w io.Writer, r *pipelineReport) {
 	fmt.Fprintf(w, "GOMAXPROCS %d\n", r.GOMAXPROCS)
 	fmt.Fprintf(w, "(a) oracle alone:            %8.1f structures/s\n", r.OracleRate)
 	fmt.Fprintf(w, "(b) pipeline, 1 evaluator:   %8.1f evaluations/s  = %.0f%% of (a)\n", r.PipelineRate, 100*r.PipelineRatio)
+	if r.CPUPerEvaluation > 0 {
+		fmt.Fprintf(w, "    CPU per evaluation %.2f ms (oracle %.2f ms, services and brokers %.2f ms); %.2f of %d cores busy\n",
+			r.CPUPerEvaluation, r.OracleCPUPerEvaluation, r.CPUPerEvaluation-r.OracleCPUPerEvaluation, r.CoresBusy, r.GOMAXPROCS)
+	}
 	fmt.Fprintf(w, "(c) oracle delay %s per candidate:\n", r.Delay)
 	fmt.Fprintf(w, "    evaluators  evaluations/s  speed-up  efficiency\n")
 	for _, p := range r.Scaling {

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+func TestCPUSamplesBetween(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := cpuSamples{
+		at:  []time.Time{t0, t0.Add(time.Second), t0.Add(3 * time.Second)},
+		cpu: []float64{10, 12, 13},
+	}
+	for _, c := range []struct {
+		a, b time.Duration
+		want float64
+	}{
+		{0, time.Second, 2},
+		{500 * time.Millisecond, 2 * time.Second, 1.5}, // 11 → 12.5
+		{-time.Second, 10 * time.Second, 3},            // clamped to the samples
+		{2 * time.Second, 2 * time.Second, 0},
+	} {
+		if got := s.between(t0.Add(c.a), t0.Add(c.b)); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("between(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if got := (cpuSamples{}).between(t0, t0.Add(time.Second)); got != 0 {
+		t.Errorf("no samples: %v, want 0", got)
+	}
+}
+
+func TestEvaluationSpan(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	evs := []*messages.Evaluation{{EvaluatedAt: t0.Add(2 * time.Second)}, {EvaluatedAt: t0}, {EvaluatedAt: t0.Add(5 * time.Second)}, {EvaluatedAt: t0.Add(time.Second)}}
+	first, last := evaluationSpan(evs)
+	if !first.Equal(t0) || !last.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("span %v – %v, want %v – %v", first, last, t0, t0.Add(5*time.Second))
+	}
+}
+
+func TestSampleCPUCountsWork(t *testing.T) {
+	if _, ok := processCPUTime(); !ok {
+		t.Skip("no process CPU time on this platform")
+	}
+	stop := sampleCPU(time.Millisecond)
+	x := 0.0
+	for i := 0; i < 20_000_000; i++ {
+		x += math.Sqrt(float64(i))
+	}
+	s := stop()
+	if len(s.at) < 2 {
+		t.Fatalf("%d samples", len(s.at))
+	}
+	sink = x
+	if used := s.between(s.at[0], s.at[len(s.at)-1]); used <= 0 {
+		t.Errorf("CPU used while summing: %v s", used)
+	}
+}
+
+// sink keeps the work of TestSampleCPUCountsWork from being optimised away.
+var sink float64
