@@ -228,13 +228,9 @@ func benchCampaign(ctx context.Context, servers local.Options, orc evaluator.Ora
 	defer st.Close()
 	if opts.Namespace != "" {
 		defer func() {
-			for _, name := range st.Services() {
-				_ = st.StopService(name)
-			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 			defer cancel()
-			_ = st.Bus.DeleteStreams(cctx)
-			_ = st.Store.DeleteNamespace(cctx)
+			_ = st.Purge(cctx)
 		}()
 	}
 	t, err := task.ByName("Stable Wide-Bandgap Semiconductors")

@@ -74,7 +74,9 @@ func TestCampaignAgainstFakeModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = st.Store.DeleteNamespace(context.Background())
+		if err := st.Purge(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
 		st.Close()
 	})
 	tk, err := task.ByName("Stable Wide-Bandgap Semiconductors")

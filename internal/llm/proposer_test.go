@@ -57,7 +57,9 @@ func stack(t *testing.T, srv *llmtest.Server, cfg llm.Config) *local.Stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = st.Store.DeleteNamespace(context.Background())
+		if err := st.Purge(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
 		st.Close()
 	})
 	st.StartService("proposer")

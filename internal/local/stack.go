@@ -190,6 +190,20 @@ func (s *Stack) Services() []string {
 	return out
 }
 
+// Purge stops every service (draining), then deletes the namespace's
+// streams and keys: what a test or benchmark on shared servers does before
+// Close so that it leaves nothing behind. It refuses to run without a
+// namespace.
+func (s *Stack) Purge(ctx context.Context) error {
+	if s.opts.Namespace == "" {
+		return errors.New("local: refusing to purge a stack without a namespace")
+	}
+	for _, name := range s.Services() {
+		_ = s.StopService(name)
+	}
+	return errors.Join(s.Bus.DeleteStreams(ctx), s.Store.DeleteNamespace(ctx))
+}
+
 // Close stops every service (draining), then the connections and servers.
 func (s *Stack) Close() {
 	for _, name := range s.Services() {
