@@ -7,12 +7,9 @@ package bus
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/tlsfiles"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -114,7 +112,7 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 		nopts = append(nopts, nats.UserCredentials(o.CredsFile))
 	}
 	if o.TLSCAFile != "" || o.TLSCertFile != "" {
-		cfg, err := tlsConfig(o.TLSCAFile, o.TLSCertFile, o.TLSKeyFile)
+		cfg, err := tlsfiles.Client(o.TLSCAFile, o.TLSCertFile, o.TLSKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("bus: %w", err)
 		}
@@ -141,30 +139,6 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 		}
 	}
 	return b, nil
-}
-
-// TLSConfig builds a client TLS configuration from PEM files.
-func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca %s: no certificate found", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if certFile != "" || keyFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
 }
 
 // redact hides credentials in a (possibly comma-separated) server URL.

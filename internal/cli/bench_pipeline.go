@@ -129,15 +129,15 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 				return err
 			}
 			w := cmd.ErrOrStderr()
-			servers := local.Options{NATSURL: natsURL, RedisURL: redisURL}
+			setup := &pipelineSetup{servers: local.Options{NATSURL: natsURL, RedisURL: redisURL}, oracle: orc, db: db, proposerConcurrency: proposerConc}
 			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String(), Workers: workers}
 
 			fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d …\n", budget)
-			res, rate, span, err := benchCampaign(ctx, servers, orc, db, budget, 1, batch, 0, inFlight, proposerConc)
+			res, span, err := setup.campaign(ctx, budget, 1, batch, 0, inFlight)
 			if err != nil {
 				return err
 			}
-			rep.PipelineRate = rate
+			rep.PipelineRate = span.rate()
 			fmt.Fprintf(w, "(a) oracle alone on the same %d candidates …\n", len(res.Evaluations))
 			var oracleCPU float64
 			if rep.OracleRate, oracleCPU, err = benchOracle(ctx, orc, res.Evaluations, batch); err != nil {
@@ -152,11 +152,11 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 			for _, n := range counts {
 				b := max(100, 60*n)
 				fmt.Fprintf(w, "(c) %d evaluator(s), %s per candidate, budget %d …\n", n, delay, b)
-				_, rate, _, err := benchCampaign(ctx, servers, orc, db, b, n, 4, delay, 16*n, proposerConc)
+				_, span, err := setup.campaign(ctx, b, n, 4, delay, 16*n)
 				if err != nil {
 					return err
 				}
-				rep.Scaling = append(rep.Scaling, scalingPoint{Evaluators: n, Rate: rate})
+				rep.Scaling = append(rep.Scaling, scalingPoint{Evaluators: n, Rate: span.rate()})
 			}
 			for i := range rep.Scaling {
 				rep.Scaling[i].Speedup = rep.Scaling[i].Rate / rep.Scaling[0].Rate * float64(rep.Scaling[0].Evaluators)
@@ -202,28 +202,45 @@ func parseInts(s string) ([]int, error) {
 type campaignSpan struct {
 	wall        float64 // seconds
 	cpu         float64 // CPU seconds of the process (0 = not measured)
+	proposed    int     // evaluations of proposed candidates (all inside the span)
 	evaluations int     // evaluations inside the span, seeds included
 }
 
-// benchCampaign runs one campaign on a fresh in-process stack and returns
-// its evaluations/s between the first and the last proposed candidate's
-// evaluation, and the CPU the process used meanwhile.
-func benchCampaign(ctx context.Context, servers local.Options, orc evaluator.Oracle, db *reference.DB, budget, evaluators, batch int, delay time.Duration, inFlight, proposerConc int) (*local.Result, float64, campaignSpan, error) {
+// rate is the proposed candidates' evaluations/s over the span.
+func (s campaignSpan) rate() float64 {
+	if s.wall <= 0 {
+		return 0
+	}
+	return float64(s.proposed-1) / s.wall
+}
+
+// pipelineSetup is what every campaign of the benchmark shares.
+type pipelineSetup struct {
+	servers             local.Options // NATSURL and RedisURL ("" = embedded)
+	oracle              evaluator.Oracle
+	db                  *reference.DB
+	proposerConcurrency int
+}
+
+// campaign runs one campaign on a fresh in-process stack and returns it
+// with its span: the evaluations and the CPU the process used between the
+// first and the last proposed candidate's evaluation.
+func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch int, delay time.Duration, inFlight int) (*local.Result, campaignSpan, error) {
 	id := fmt.Sprintf("bench-%d-%d", evaluators, time.Now().UnixNano())
-	opts := local.Options{NATSURL: servers.NATSURL, RedisURL: servers.RedisURL, Oracle: orc, Evaluators: evaluators}
+	opts := local.Options{NATSURL: p.servers.NATSURL, RedisURL: p.servers.RedisURL, Oracle: p.oracle, Evaluators: evaluators}
 	if opts.NATSURL != "" || opts.RedisURL != "" {
 		// Real servers: the run gets its own namespace and leaves nothing.
 		opts.Namespace, opts.MemoryStreams = id, true
 	}
 	opts.Evaluator.Batch, opts.Evaluator.Delay = batch, delay
 	opts.Proposer = func(s *store.Store) proposer.Config {
-		cfg := wire.Proposer(db, s, wire.ProposerOptions{})
-		cfg.Concurrency = proposerConc
+		cfg := wire.Proposer(p.db, s, wire.ProposerOptions{})
+		cfg.Concurrency = p.proposerConcurrency
 		return cfg
 	}
 	st, err := local.Start(ctx, opts)
 	if err != nil {
-		return nil, 0, campaignSpan{}, err
+		return nil, campaignSpan{}, err
 	}
 	defer st.Close()
 	if opts.Namespace != "" {
@@ -235,28 +252,24 @@ func benchCampaign(ctx context.Context, servers local.Options, orc evaluator.Ora
 	}
 	t, err := task.ByName("Stable Wide-Bandgap Semiconductors")
 	if err != nil {
-		return nil, 0, campaignSpan{}, err
+		return nil, campaignSpan{}, err
 	}
 	spec := &messages.CampaignSpec{ID: id, Task: t, Budget: budget, Seed: 1, MaxInFlight: inFlight}
 	stop := sampleCPU(20 * time.Millisecond)
 	res, err := local.Run(ctx, st, spec, local.RunOptions{Timeout: 20 * time.Minute})
 	samples := stop()
 	if err != nil {
-		return nil, 0, campaignSpan{}, err
+		return nil, campaignSpan{}, err
 	}
 	first, last := evaluationSpan(res.Evaluations)
-	span := campaignSpan{wall: last.Sub(first).Seconds(), evaluations: len(res.Evaluations)}
+	span := campaignSpan{wall: last.Sub(first).Seconds(), proposed: len(res.Evaluations), evaluations: len(res.Evaluations)}
 	for _, ev := range res.Seeds {
 		if !ev.EvaluatedAt.Before(first) && !ev.EvaluatedAt.After(last) {
 			span.evaluations++
 		}
 	}
 	span.cpu = samples.between(first, last)
-	rate := 0.0
-	if span.wall > 0 {
-		rate = float64(len(res.Evaluations)-1) / span.wall
-	}
-	return res, rate, span, nil
+	return res, span, nil
 }
 
 // evaluationSpan returns the first and the last evaluation time.

@@ -3,13 +3,10 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/testenv"
-	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
 // predictFixtures writes structure files: rock salt NaCl (CIF, a known
@@ -18,48 +15,18 @@ import (
 // of a missing file.
 func predictFixtures(t *testing.T) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	build := func(proto, formula string) *crystal.Structure {
-		p, err := crystal.PrototypeByName(proto)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := crystal.Build(p, crystal.MustParseFormula(formula))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Structure
-	}
-	paths := map[string]string{}
-	write := func(name string, data []byte) {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths[name] = p
-	}
-	var cif bytes.Buffer
-	nacl := build("rocksalt", "NaCl")
-	if err := crystal.WriteCIF(&cif, nacl); err != nil {
-		t.Fatal(err)
-	}
-	write("NaCl.cif", cif.Bytes())
-	js, err := crystal.MarshalPymatgenJSON(build("perovskite", "RbSrBr3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("RbSrBr3.json", js)
+	f := newFixtureFiles(t)
+	nacl := buildPrototype(t, "rocksalt", "NaCl")
+	f.cif("NaCl.cif", nacl)
+	f.pymatgenJSON("RbSrBr3.json", buildPrototype(t, "perovskite", "RbSrBr3"))
 	big, err := nacl.Supercell(10, 10, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if js, err = crystal.MarshalPymatgenJSON(big); err != nil {
-		t.Fatal(err)
-	}
-	write("big.json", js)
-	write("notes.txt", []byte("not a structure\n"))
-	paths["missing"] = filepath.Join(dir, "missing.cif")
-	return paths
+	f.pymatgenJSON("big.json", big)
+	f.write("notes.txt", []byte("not a structure\n"))
+	f.missing("missing", "missing.cif")
+	return f.paths
 }
 
 type predictJSONLine struct {

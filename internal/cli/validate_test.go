@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,37 +28,9 @@ func runValidateCmd(t *testing.T, args ...string) (string, error) {
 // formula disagrees with its species, and a file that is no structure.
 func validateFixtures(t *testing.T) map[string]string {
 	t.Helper()
-	dir := t.TempDir()
-	build := func(proto, formula string) *crystal.Structure {
-		p, err := crystal.PrototypeByName(proto)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := crystal.Build(p, crystal.MustParseFormula(formula))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Structure
-	}
-	paths := map[string]string{}
-	write := func(name string, data []byte) {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths[name] = p
-	}
-	var cif bytes.Buffer
-	if err := crystal.WriteCIF(&cif, build("rocksalt", "NaCl")); err != nil {
-		t.Fatal(err)
-	}
-	write("NaCl.cif", cif.Bytes())
-	js, err := crystal.MarshalPymatgenJSON(build("perovskite", "SrTiO3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("SrTiO3.json", js)
-
+	f := newFixtureFiles(t)
+	f.cif("NaCl.cif", buildPrototype(t, "rocksalt", "NaCl"))
+	f.pymatgenJSON("SrTiO3.json", buildPrototype(t, "perovskite", "SrTiO3"))
 	l, err := crystal.LatticeFromParameters(4, 4, 4, 90, 90, 90)
 	if err != nil {
 		t.Fatal(err)
@@ -70,16 +40,12 @@ func validateFixtures(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cif.Reset()
-	if err := crystal.WriteCIF(&cif, bad); err != nil {
-		t.Fatal(err)
-	}
-	write("overlap.cif", cif.Bytes())
-	write("candidate.json", []byte(`{"formula": "KBr", "lattice": {"a": 5.64, "b": 5.64, "c": 5.64, "alpha": 90, "beta": 90, "gamma": 90},
+	f.cif("overlap.cif", bad)
+	f.write("candidate.json", []byte(`{"formula": "KBr", "lattice": {"a": 5.64, "b": 5.64, "c": 5.64, "alpha": 90, "beta": 90, "gamma": 90},
 		"species": ["Na", "Cl"], "coords": [[0, 0, 0], [0.5, 0.5, 0.5]]}`))
-	write("notes.txt", []byte("not a structure\n"))
-	paths["missing"] = filepath.Join(dir, "missing.cif")
-	return paths
+	f.write("notes.txt", []byte("not a structure\n"))
+	f.missing("missing", "missing.cif")
+	return f.paths
 }
 
 type validateLine struct {

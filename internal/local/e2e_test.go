@@ -93,11 +93,8 @@ func cleanup(t *testing.T, opts local.Options) {
 		return
 	}
 	defer c.Close()
-	if err := c.Bus.DeleteStreams(ctx); err != nil {
-		t.Errorf("cleanup streams: %v", err)
-	}
-	if err := c.Store.DeleteNamespace(ctx); err != nil {
-		t.Errorf("cleanup keys: %v", err)
+	if err := c.Purge(ctx); err != nil {
+		t.Errorf("cleanup: %v", err)
 	}
 }
 

@@ -8,15 +8,14 @@ package store
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/crucible-sci/crucible/internal/tlsfiles"
 )
 
 // Options configure the Redis connection.
@@ -68,7 +67,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		uo.Password = o.Password
 	}
 	if o.TLSCAFile != "" || o.TLSCertFile != "" {
-		cfg, err := tlsConfig(o.TLSCAFile, o.TLSCertFile, o.TLSKeyFile)
+		cfg, err := tlsfiles.Client(o.TLSCAFile, o.TLSCertFile, o.TLSKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -87,29 +86,6 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca %s: no certificate found", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if certFile != "" || keyFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
 }
 
 // Ping checks the connection, retrying until ctx ends: a service that
