@@ -18,7 +18,8 @@ func main() {
 	app.Exit(app.Main("reflector", "Crucible reflector: island pools, counters, generations, reflections",
 		"The reflector consumes evaluations (durable consumer \"reflector\" on EVALUATIONS), updates Redis atomically and idempotently, requests generations, reflects at the end of each episode and completes campaigns.",
 		func(cmd *cobra.Command) {
-			cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", app.EnvInt("CRUCIBLE_REFLECTOR_CONCURRENCY", 16), "evaluations handled at once [CRUCIBLE_REFLECTOR_CONCURRENCY]")
+			cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", app.EnvInt("CRUCIBLE_REFLECTOR_CONCURRENCY", 32), "evaluations in flight [CRUCIBLE_REFLECTOR_CONCURRENCY]")
+			cmd.Flags().IntVar(&cfg.Batch, "batch", app.EnvInt("CRUCIBLE_REFLECTOR_BATCH", 16), "most evaluations recorded in one Redis call [CRUCIBLE_REFLECTOR_BATCH]")
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
 			cfg.DrainTimeout = in.Config.DrainTimeout

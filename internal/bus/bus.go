@@ -50,7 +50,10 @@ type Options struct {
 	// wait for them to exist instead of creating them, so a service's NATS
 	// user needs no permission to create or change streams and consumers.
 	Provisioned bool
-	Logger      *zap.Logger
+	// InProcess connects to a server embedded in this process without a
+	// socket (local mode); URL is then only what logs and errors show.
+	InProcess nats.InProcessConnProvider
+	Logger    *zap.Logger
 }
 
 // Bus is a JetStream connection.
@@ -94,6 +97,9 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 			}
 			log.Warn("nats error", zap.String("subject", subj), zap.Error(err))
 		}),
+	}
+	if o.InProcess != nil {
+		nopts = append(nopts, nats.InProcessServer(o.InProcess))
 	}
 	if o.User != "" {
 		nopts = append(nopts, nats.UserInfo(o.User, o.Password))

@@ -67,6 +67,7 @@ func newBenchPipelineCmd() *cobra.Command {
 		delay          time.Duration
 		asJSON         bool
 		cpuprofile     string
+		memprofile     string
 		inFlight       int
 		proposerConc   int
 		workers        int
@@ -99,17 +100,6 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if cpuprofile != "" {
-				f, err := os.Create(cpuprofile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
-			}
 			if data == "" {
 				var err error
 				if data, err = datadir.Find(); err != nil {
@@ -133,8 +123,19 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String(), Workers: workers}
 
 			fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d …\n", budget)
-			res, span, err := setup.campaign(ctx, budget, 1, batch, 0, inFlight)
+			if err := writeAllocProfile(memprofile, ".base"); err != nil {
+				return err
+			}
+			stopProfile, err := startCPUProfile(cpuprofile)
 			if err != nil {
+				return err
+			}
+			res, span, err := setup.campaign(ctx, budget, 1, batch, 0, inFlight)
+			stopProfile()
+			if err != nil {
+				return err
+			}
+			if err := writeAllocProfile(memprofile, ""); err != nil {
 				return err
 			}
 			rep.PipelineRate = span.rate()
@@ -176,13 +177,51 @@ campaign's proposed candidates, so start-up and seeds do not count.`,
 	f.DurationVar(&delay, "delay", 20*time.Millisecond, "artificial oracle cost per candidate for (c)")
 	f.StringVar(&replicas, "replicas", "1,2,4,8", "evaluator replica counts for (c)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of campaign (b) to this file")
+	f.StringVar(&memprofile, "memprofile", "", "write the allocations up to the end of campaign (b) to this file, and up to its start to this file + .base (go tool pprof -base)")
 	f.IntVar(&inFlight, "in-flight", 16, "generations in flight (the campaign's max_in_flight) for (b)")
 	f.StringVar(&natsURL, "nats", "", "run the campaigns on this NATS server instead of an embedded one (streams in memory, deleted afterwards)")
 	f.StringVar(&redisURL, "redis", "", "run the campaigns on this Redis server instead of an embedded one (keys deleted afterwards)")
 	f.IntVar(&workers, "workers", 0, "oracle workers of the evaluator, for (a) and (b) (0 = one per CPU)")
 	f.IntVar(&proposerConc, "proposer-concurrency", 8, "generation requests the proposer handles at once")
 	return cmd
+}
+
+// startCPUProfile profiles the process into path until stop is called;
+// with an empty path it does nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// writeAllocProfile writes the allocations so far to path+suffix; with an
+// empty path it does nothing.
+func writeAllocProfile(path, suffix string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func parseInts(s string) ([]int, error) {

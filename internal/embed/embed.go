@@ -59,6 +59,9 @@ func StartNATS(dir string) (*NATS, error) {
 // URL is the client URL.
 func (n *NATS) URL() string { return n.srv.ClientURL() }
 
+// Server is the server, for in-process connections (bus.Options.InProcess).
+func (n *NATS) Server() *server.Server { return n.srv }
+
 // Dir is the JetStream storage directory.
 func (n *NATS) Dir() string { return n.dir }
 

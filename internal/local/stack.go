@@ -86,12 +86,15 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		}
 	}()
 	natsURL, redisURL := opts.NATSURL, opts.RedisURL
+	busOpts := bus.Options{Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log}
 	if natsURL == "" {
 		if s.nats, err = embed.StartNATS(opts.JetStreamDir); err != nil {
 			return nil, err
 		}
-		natsURL = s.nats.URL()
+		// The services talk to the embedded server without a socket.
+		natsURL, busOpts.InProcess = s.nats.URL(), s.nats.Server()
 	}
+	busOpts.URL = natsURL
 	if redisURL == "" {
 		if s.redis, err = embed.StartRedis(); err != nil {
 			return nil, err
@@ -100,7 +103,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if s.Bus, err = bus.Connect(cctx, bus.Options{URL: natsURL, Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log}); err != nil {
+	if s.Bus, err = bus.Connect(cctx, busOpts); err != nil {
 		return nil, err
 	}
 	if err = s.Bus.EnsureStreams(cctx); err != nil {

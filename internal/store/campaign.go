@@ -29,7 +29,7 @@ func (s *Store) evaluatedKey(c string) string {
 }
 func (s *Store) compsKey(c string) string   { return s.ck(c, "comps") }
 func (s *Store) docsKey(c string) string    { return s.ck(c, "docs") }
-func (s *Store) findsKey(c string) string   { return s.ck(c, "finds") }
+func (s *Store) findsKey(c string) string   { return s.ck(c, "findlist") }
 func (s *Store) islandsKey(c string) string { return s.ck(c, "islands") }
 func (s *Store) hitsKey(c string) string    { return s.ck(c, "hits") }
 func (s *Store) curveKey(c string) string   { return s.ck(c, "curve") }
@@ -336,34 +336,65 @@ type Outcome struct {
 // RecordEvaluation adds an evaluation to its island's pool and the
 // campaign's counters, once per candidate id.
 func (s *Store) RecordEvaluation(ctx context.Context, campaign string, r *EvaluationRecord) (Outcome, error) {
-	doc, err := json.Marshal(r.Member)
+	outs, err := s.RecordEvaluations(ctx, campaign, []*EvaluationRecord{r})
 	if err != nil {
 		return Outcome{}, err
 	}
-	find, hit := "", ""
-	if r.Find != nil {
-		b, _ := json.Marshal(r.Find)
-		find = string(b)
+	return outs[0], nil
+}
+
+// RecordEvaluations records evaluations of one campaign as RecordEvaluation
+// does, in order, atomically and in one round trip, and returns their
+// outcomes in the same order.
+func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*EvaluationRecord) ([]Outcome, error) {
+	if len(rs) == 0 {
+		return nil, nil
 	}
-	if r.Hit != nil {
-		b, _ := json.Marshal(r.Hit)
-		hit = string(b)
+	keys := make([]string, 0, 9+2*len(rs))
+	keys = append(keys, s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
+		s.docsKey(campaign), s.findsKey(campaign), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign))
+	args := make([]any, 0, evaluationArgs*len(rs))
+	for _, r := range rs {
+		doc, err := json.Marshal(r.Member)
+		if err != nil {
+			return nil, fmt.Errorf("store: record evaluation %s: %w", r.ID, err)
+		}
+		find, hit := "", ""
+		if r.Find != nil {
+			b, _ := json.Marshal(r.Find)
+			find = string(b)
+		}
+		if r.Hit != nil {
+			b, _ := json.Marshal(r.Hit)
+			hit = string(b)
+		}
+		ehull := ""
+		if r.EAboveHull != nil {
+			ehull = strconv.FormatFloat(*r.EAboveHull, 'g', -1, 64)
+		}
+		keys = append(keys, s.poolKey(campaign, r.Island, "success"), s.poolKey(campaign, r.Island, "failure"))
+		args = append(args, r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit)
 	}
-	ehull := ""
-	if r.EAboveHull != nil {
-		ehull = strconv.FormatFloat(*r.EAboveHull, 'g', -1, 64)
+	if len(args) != evaluationArgs*len(rs) {
+		return nil, fmt.Errorf("store: record evaluations: %d arguments for %d evaluations", len(args), len(rs))
 	}
-	keys := []string{
-		s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
-		s.docsKey(campaign), s.findsKey(campaign), s.poolKey(campaign, r.Island, "success"),
-		s.poolKey(campaign, r.Island, "failure"), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign),
+	res, err := scriptEvaluate.Run(ctx, s.rdb, keys, args...).StringSlice()
+	if err == nil && len(res) != len(rs) {
+		err = fmt.Errorf("%d outcomes for %d evaluations", len(res), len(rs))
 	}
-	args := []any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
-		b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit}
-	res, err := scriptEvaluate.Run(ctx, s.rdb, keys, args...).Text()
 	if err != nil {
-		return Outcome{}, fmt.Errorf("store: record evaluation %s: %w", r.ID, err)
+		return nil, fmt.Errorf("store: record evaluations of %s (%s…): %w", campaign, rs[0].ID, err)
 	}
+	out := make([]Outcome, len(rs))
+	for i, r := range res {
+		out[i] = parseOutcome(r)
+	}
+	return out, nil
+}
+
+// parseOutcome reads scriptEvaluate's flags for one evaluation.
+func parseOutcome(res string) Outcome {
 	var o Outcome
 	if rest, ok := strings.CutPrefix(res, "dup;"); ok {
 		o.Duplicate = true
@@ -383,7 +414,7 @@ func (s *Store) RecordEvaluation(ctx context.Context, campaign string, r *Evalua
 			o.Index, _ = strconv.Atoi(strings.TrimPrefix(f, "index="))
 		}
 	}
-	return o, nil
+	return o
 }
 
 func b2s(b bool) string {
@@ -434,20 +465,28 @@ func (s *Store) Islands(ctx context.Context, campaign string, n int) ([]IslandSt
 	return out, nil
 }
 
-// Finds returns the campaign's candidates that extend the hull.
+// Finds returns the campaign's candidates that extend the hull, in the
+// order they were recorded.
 func (s *Store) Finds(ctx context.Context, campaign string) ([]Find, error) {
-	m, err := s.rdb.HGetAll(ctx, s.findsKey(campaign)).Result()
+	return s.FindsFrom(ctx, campaign, 0)
+}
+
+// FindsFrom returns the campaign's finds after the first n, in the order
+// they were recorded: a reader that holds n finds fetches only the new
+// ones (the list only grows; FindsVersion is its length).
+func (s *Store) FindsFrom(ctx context.Context, campaign string, n int) ([]Find, error) {
+	docs, err := s.rdb.LRange(ctx, s.findsKey(campaign), int64(n), -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: finds of %s: %w", campaign, err)
 	}
-	out := make([]Find, 0, len(m))
-	for _, v := range m {
+	out := make([]Find, 0, len(docs))
+	for _, v := range docs {
 		var f Find
-		if err := json.Unmarshal([]byte(v), &f); err == nil {
-			out = append(out, f)
+		if err := json.Unmarshal([]byte(v), &f); err != nil {
+			return nil, fmt.Errorf("store: a find of %s: %w", campaign, err)
 		}
+		out = append(out, f)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
 
@@ -696,8 +735,8 @@ func (s *Store) Island(ctx context.Context, campaign string, island, k int) (*Is
 	return &IslandView{Successes: decode(res[0]), Failures: decode(res[1]), Rejects: decode(res[2])}, nil
 }
 
-// FindsVersion is a counter that changes whenever a candidate of the
-// campaign extends the hull (0 for a campaign without finds, or unknown).
+// FindsVersion is the number of the campaign's finds: it grows whenever a
+// candidate extends the hull (0 for a campaign without finds, or unknown).
 func (s *Store) FindsVersion(ctx context.Context, campaign string) (int, error) {
 	v, err := s.rdb.HGet(ctx, s.stateKey(campaign), "finds_version").Int()
 	if errors.Is(err, redis.Nil) {

@@ -110,95 +110,120 @@ if n == 0 then stored = '' end
 return {cjson.encode(out), stored}
 `)
 
-// scriptEvaluate records one evaluation, once. KEYS: state, evaluated,
-// gens, comps, docs, finds, success pool, failure pool, island stats,
-// hits, curve. ARGV: id, generation, episode, island, seed, score,
-// feasible, stable, valid, known, novel, formula, e_above_hull ("" if
-// none), member doc, pool size, find ("" if none), hit doc ("" if not a
-// hit). Returns the outcome flags, prefixed "dup;" for a repeat.
+// evaluationArgs is the number of ARGV entries per evaluation of
+// scriptEvaluate (its stride, stated there too).
+const evaluationArgs = 17
+
+// scriptEvaluate records evaluations of one campaign, each once, in order.
+// KEYS: state, evaluated, gens, comps, docs, finds list, island stats,
+// hits, curve, then per evaluation its island's success and failure pools.
+// ARGV: per evaluation (evaluationArgs each) id, generation, episode,
+// island, seed, score, feasible, stable, valid, known, novel, formula,
+// e_above_hull ("" if none), member doc, pool size, find ("" if none), hit
+// doc ("" if not a hit). Returns per evaluation its outcome flags,
+// prefixed "dup;" for a repeat.
+//
+// One call records a whole batch: an embedded Redis-protocol server builds
+// a Lua interpreter per call, and a real one saves the round trips.
 var scriptEvaluate = redis.NewScript(luaPrelude + `
-local id = ARGV[1]
-local prev = redis.call('HGET', KEYS[2], id)
-if prev then return 'dup;' .. prev end
-local g, ep, island = ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local seed, score = ARGV[5] == '1', tonumber(ARGV[6])
-local feasible, stable, valid = ARGV[7] == '1', ARGV[8] == '1', ARGV[9] == '1'
-local known, novel, formula, ehull = ARGV[10] == '1', ARGV[11] == '1', ARGV[12], ARGV[13]
-local flags = {}
-
--- The island's pools: successes (feasible) and failures, each bounded,
--- keeping the highest scores.
-local pool = KEYS[8]
-if feasible then pool = KEYS[7] end
-redis.call('ZADD', pool, score, id)
-redis.call('HSET', KEYS[5], id, ARGV[14])
-local size = tonumber(ARGV[15])
-local extra = redis.call('ZCARD', pool) - size
-if extra > 0 then
-  local dropped = redis.call('ZPOPMIN', pool, extra)
-  for i = 1, #dropped, 2 do redis.call('HDEL', KEYS[5], dropped[i]) end
-end
-redis.call('HINCRBY', KEYS[9], island .. ':n', 1)
-redis.call('HINCRBYFLOAT', KEYS[9], island .. ':sum', score)
-
-if ARGV[16] ~= '' then
-  redis.call('HSET', KEYS[6], id, ARGV[16])
-  redis.call('HINCRBY', st, 'finds_version', 1)
+local budget, episodes = num('budget'), num('episodes')
+local function epBudgetOf(e)
+  local q = math.floor(budget / episodes)
+  if e < budget % episodes then return q + 1 end
+  return q
 end
 
-if seed then
-  local done = redis.call('HINCRBY', st, 'seeds_evaluated', 1)
-  if done == num('seeds') then table.insert(flags, 'seeds_done') end
-else
-  local index = redis.call('HINCRBY', st, 'evaluated', 1)
-  table.insert(flags, 'index=' .. index)
-  if valid then redis.call('HINCRBY', st, 'valid', 1) end
-  if feasible then redis.call('HINCRBY', st, 'hits', 1) end
-  if stable then redis.call('HINCRBY', st, 'stable', 1) end
-  if stable and feasible then redis.call('HINCRBY', st, 'stable_hits', 1) end
-  if known then redis.call('HINCRBY', st, 'known', 1) end
-  if novel then redis.call('HINCRBY', st, 'novel', 1) end
-  if novel and stable then redis.call('RPUSH', KEYS[11], index) end
-  if ehull ~= '' then
-    redis.call('HINCRBYFLOAT', st, 'ehull_sum', tonumber(ehull))
-    redis.call('HINCRBY', st, 'ehull_n', 1)
+local function record(a, success, failure)
+  local id = ARGV[a + 1]
+  local prev = redis.call('HGET', KEYS[2], id)
+  if prev then return 'dup;' .. prev end
+  local g, ep, island = ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
+  local seed, score = ARGV[a + 5] == '1', tonumber(ARGV[a + 6])
+  local feasible, stable, valid = ARGV[a + 7] == '1', ARGV[a + 8] == '1', ARGV[a + 9] == '1'
+  local known, novel, formula, ehull = ARGV[a + 10] == '1', ARGV[a + 11] == '1', ARGV[a + 12], ARGV[a + 13]
+  local flags = {}
+
+  -- The island's pools: successes (feasible) and failures, each bounded,
+  -- keeping the highest scores.
+  local pool = failure
+  if feasible then pool = success end
+  redis.call('ZADD', pool, score, id)
+  redis.call('HSET', KEYS[5], id, ARGV[a + 14])
+  local extra = redis.call('ZCARD', pool) - tonumber(ARGV[a + 15])
+  if extra > 0 then
+    local dropped = redis.call('ZPOPMIN', pool, extra)
+    for i = 1, #dropped, 2 do redis.call('HDEL', KEYS[5], dropped[i]) end
   end
-  if ARGV[17] ~= '' then redis.call('HSET', KEYS[10], id, ARGV[17]) end
-  -- Per-composition statistics (MADE §4.1: query count, stability, energy range).
-  if redis.call('HINCRBY', KEYS[4], formula .. '|n', 1) == 1 then redis.call('HINCRBY', st, 'unique_compositions', 1) end
-  if stable then redis.call('HINCRBY', KEYS[4], formula .. '|stable', 1) end
-  if feasible then redis.call('HINCRBY', KEYS[4], formula .. '|hits', 1) end
-  if ehull ~= '' then
-    local e = tonumber(ehull)
-    local lo = tonumber(redis.call('HGET', KEYS[4], formula .. '|emin') or '')
-    local hi = tonumber(redis.call('HGET', KEYS[4], formula .. '|emax') or '')
-    if (not lo) or e < lo then redis.call('HSET', KEYS[4], formula .. '|emin', ehull) end
-    if (not hi) or e > hi then redis.call('HSET', KEYS[4], formula .. '|emax', ehull) end
+  redis.call('HINCRBY', KEYS[7], island .. ':n', 1)
+  redis.call('HINCRBYFLOAT', KEYS[7], island .. ':sum', score)
+
+  -- Finds are appended: readers fetch only what they have not seen.
+  if ARGV[a + 16] ~= '' then
+    redis.call('RPUSH', KEYS[6], ARGV[a + 16])
+    redis.call('HINCRBY', st, 'finds_version', 1)
   end
-  -- Memorisation per generation (LLEMA Fig. 4).
-  redis.call('HINCRBY', KEYS[3], g .. ':evaluated', 1)
-  if known then redis.call('HINCRBY', KEYS[3], g .. ':known', 1) end
-  local gdone = tonumber(redis.call('HGET', KEYS[3], g .. ':done') or '0')
-  local gn = tonumber(redis.call('HGET', KEYS[3], g .. ':n') or '-1')
-  if gdone == 0 and tonumber(redis.call('HGET', KEYS[3], g .. ':evaluated')) == gn then
-    redis.call('HSET', KEYS[3], g .. ':done', 1)
-    redis.call('HDEL', KEYS[3], g .. ':proposal')
-    redis.call('HINCRBY', st, 'inflight', -1)
-    redis.call('HINCRBY', st, 'generations', 1)
-    table.insert(flags, 'generation_done')
+
+  if seed then
+    local done = redis.call('HINCRBY', st, 'seeds_evaluated', 1)
+    if done == num('seeds') then table.insert(flags, 'seeds_done') end
+  else
+    local index = redis.call('HINCRBY', st, 'evaluated', 1)
+    table.insert(flags, 'index=' .. index)
+    if valid then redis.call('HINCRBY', st, 'valid', 1) end
+    if feasible then redis.call('HINCRBY', st, 'hits', 1) end
+    if stable then redis.call('HINCRBY', st, 'stable', 1) end
+    if stable and feasible then redis.call('HINCRBY', st, 'stable_hits', 1) end
+    if known then redis.call('HINCRBY', st, 'known', 1) end
+    if novel then redis.call('HINCRBY', st, 'novel', 1) end
+    if novel and stable then redis.call('RPUSH', KEYS[9], index) end
+    if ehull ~= '' then
+      redis.call('HINCRBYFLOAT', st, 'ehull_sum', tonumber(ehull))
+      redis.call('HINCRBY', st, 'ehull_n', 1)
+    end
+    if ARGV[a + 17] ~= '' then redis.call('HSET', KEYS[8], id, ARGV[a + 17]) end
+    -- Per-composition statistics (MADE §4.1: query count, stability, energy range).
+    if redis.call('HINCRBY', KEYS[4], formula .. '|n', 1) == 1 then redis.call('HINCRBY', st, 'unique_compositions', 1) end
+    if stable then redis.call('HINCRBY', KEYS[4], formula .. '|stable', 1) end
+    if feasible then redis.call('HINCRBY', KEYS[4], formula .. '|hits', 1) end
+    if ehull ~= '' then
+      local e = tonumber(ehull)
+      local range = redis.call('HMGET', KEYS[4], formula .. '|emin', formula .. '|emax')
+      local lo, hi = tonumber(range[1] or ''), tonumber(range[2] or '')
+      if (not lo) or e < lo then redis.call('HSET', KEYS[4], formula .. '|emin', ehull) end
+      if (not hi) or e > hi then redis.call('HSET', KEYS[4], formula .. '|emax', ehull) end
+    end
+    -- Memorisation per generation (LLEMA Fig. 4).
+    local gev = redis.call('HINCRBY', KEYS[3], g .. ':evaluated', 1)
+    if known then redis.call('HINCRBY', KEYS[3], g .. ':known', 1) end
+    local gs = redis.call('HMGET', KEYS[3], g .. ':done', g .. ':n')
+    if tonumber(gs[1] or '0') == 0 and gev == tonumber(gs[2] or '-1') then
+      redis.call('HSET', KEYS[3], g .. ':done', 1)
+      redis.call('HDEL', KEYS[3], g .. ':proposal')
+      redis.call('HINCRBY', st, 'inflight', -1)
+      redis.call('HINCRBY', st, 'generations', 1)
+      table.insert(flags, 'generation_done')
+    end
+    local epDone = redis.call('HINCRBY', st, 'ep' .. ep .. '_evaluated', 1)
+    if epDone == epBudgetOf(ep) then table.insert(flags, 'episode_done') end
+    local status = redis.call('HGET', st, 'status')
+    if index == budget then
+      if status == 'running' then redis.call('HSET', st, 'status', 'completed') end
+      table.insert(flags, 'campaign_done')
+    elseif status == 'exhausted' and num('inflight') == 0 then
+      table.insert(flags, 'campaign_done')
+    end
   end
-  local epDone = redis.call('HINCRBY', st, 'ep' .. ep .. '_evaluated', 1)
-  if epDone == epBudget(ep) then table.insert(flags, 'episode_done') end
-  if index == num('budget') then
-    if redis.call('HGET', st, 'status') == 'running' then redis.call('HSET', st, 'status', 'completed') end
-    table.insert(flags, 'campaign_done')
-  elseif redis.call('HGET', st, 'status') == 'exhausted' and num('inflight') == 0 then
-    table.insert(flags, 'campaign_done')
-  end
+  local res = table.concat(flags, ',')
+  redis.call('HSET', KEYS[2], id, res)
+  return res
 end
-local res = table.concat(flags, ',')
-redis.call('HSET', KEYS[2], id, res)
-return res
+
+local out = {}
+local stride = 17 -- evaluationArgs
+for r = 0, #ARGV / stride - 1 do
+  out[r + 1] = record(r * stride, KEYS[10 + 2 * r], KEYS[11 + 2 * r])
+end
+return out
 `)
 
 // scriptAdvance moves the campaign from episode ARGV[1] to the next, once.

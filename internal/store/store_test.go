@@ -274,3 +274,125 @@ func TestMemoryBank(t *testing.T) {
 		t.Fatalf("directive not revoked: %v", dirs)
 	}
 }
+
+// TestRecordEvaluationsBatch: recording a batch in one call (with a
+// redelivery inside it, and two islands) leaves the same outcomes, counters
+// and pools as recording the evaluations one by one.
+func TestRecordEvaluationsBatch(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	run := func(campaign string, record func([]*EvaluationRecord) []Outcome) ([]Outcome, *State, []*IslandView) {
+		if _, err := s.CreateCampaign(ctx, spec(t, campaign, 4, 2, 1), 0); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*EvaluationRecord
+		for k := 0; k < 2; k++ {
+			g, ok, err := s.RequestGeneration(ctx, campaign, fmt.Sprintf("start/%d", k))
+			if err != nil || !ok {
+				t.Fatalf("request: %v %v", ok, err)
+			}
+			cs := []*messages.Candidate{candidate(campaign, g.Generation, 0, fmt.Sprintf("fp%d0", k)), candidate(campaign, g.Generation, 1, fmt.Sprintf("fp%d1", k))}
+			for _, c := range cs {
+				c.Island = k
+			}
+			if _, err := s.RecordProposal(ctx, campaign, &Proposal{Generation: g.Generation, Island: k, Candidates: cs}); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cs {
+				recs = append(recs, evaluation(c, 0, float64(k+i)/4, i == 0))
+			}
+		}
+		// The second evaluation is delivered twice.
+		recs = append(recs[:2], append([]*EvaluationRecord{recs[1]}, recs[2:]...)...)
+		outs := record(recs)
+		st, err := s.State(ctx, campaign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var views []*IslandView
+		for k := 0; k < 2; k++ {
+			v, err := s.Island(ctx, campaign, k, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			views = append(views, v)
+		}
+		return outs, st, views
+	}
+	oneOuts, oneState, oneViews := run("one", func(rs []*EvaluationRecord) []Outcome {
+		var outs []Outcome
+		for _, r := range rs {
+			o, err := s.RecordEvaluation(ctx, "one", r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, o)
+		}
+		return outs
+	})
+	batchOuts, batchState, batchViews := run("batch", func(rs []*EvaluationRecord) []Outcome {
+		outs, err := s.RecordEvaluations(ctx, "batch", rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outs
+	})
+	if fmt.Sprint(oneOuts) != fmt.Sprint(batchOuts) {
+		t.Fatalf("outcomes one by one %+v, batched %+v", oneOuts, batchOuts)
+	}
+	if !batchOuts[2].Duplicate || !batchOuts[4].CampaignDone || batchOuts[4].Index != 4 {
+		t.Fatalf("batched outcomes %+v", batchOuts)
+	}
+	if oneState.Counters != batchState.Counters || batchState.Status != messages.StateCompleted || batchState.Counters.Evaluated != 4 {
+		t.Fatalf("state one by one %+v, batched %+v", oneState, batchState)
+	}
+	for k := range oneViews {
+		a, b := oneViews[k], batchViews[k]
+		if len(a.Successes) != len(b.Successes) || len(a.Failures) != len(b.Failures) || len(b.Successes)+len(b.Failures) != 2 {
+			t.Fatalf("island %d: one by one %+v, batched %+v", k, a, b)
+		}
+	}
+	if outs, err := s.RecordEvaluations(ctx, "batch", nil); err != nil || outs != nil {
+		t.Fatalf("empty batch: %v %v", outs, err)
+	}
+}
+
+// TestFindsAppend: finds are read in recording order, from any offset, and
+// FindsVersion counts them; a redelivered evaluation adds none.
+func TestFindsAppend(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if _, err := s.CreateCampaign(ctx, spec(t, "fnd", 4, 2, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := s.RequestGeneration(ctx, "fnd", "start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := []*messages.Candidate{candidate("fnd", g.Generation, 0, "f0"), candidate("fnd", g.Generation, 1, "f1")}
+	if _, err := s.RecordProposal(ctx, "fnd", &Proposal{Generation: g.Generation, Candidates: cs}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*EvaluationRecord
+	for i, c := range cs {
+		r := evaluation(c, 0, 0.5, true)
+		r.Find = &Find{ID: c.ID, Formula: []string{"GaN", "AlN"}[i], EnergyPerAtom: -float64(i + 1)}
+		recs = append(recs, r)
+	}
+	if _, err := s.RecordEvaluations(ctx, "fnd", append(recs, recs[0])); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Finds(ctx, "fnd")
+	if err != nil || len(all) != 2 || all[0].Formula != "GaN" || all[1].Formula != "AlN" || all[1].EnergyPerAtom != -2 {
+		t.Fatalf("finds %+v %v", all, err)
+	}
+	if v, err := s.FindsVersion(ctx, "fnd"); err != nil || v != 2 {
+		t.Fatalf("finds version %d %v, want 2", v, err)
+	}
+	if rest, err := s.FindsFrom(ctx, "fnd", 1); err != nil || len(rest) != 1 || rest[0].ID != cs[1].ID {
+		t.Fatalf("finds from 1: %+v %v", rest, err)
+	}
+	if none, err := s.FindsFrom(ctx, "fnd", 2); err != nil || len(none) != 0 {
+		t.Fatalf("finds from 2: %+v %v", none, err)
+	}
+}

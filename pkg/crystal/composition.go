@@ -106,6 +106,17 @@ func (c Composition) add(e Element, amt float64) Composition {
 // Items returns the elements and amounts in the order first given.
 func (c Composition) Items() []ElementAmount { return append([]ElementAmount(nil), c.items...) }
 
+// WithinElements reports whether every element of c is one for which in
+// returns true (vacuously for an empty composition), without allocating.
+func (c Composition) WithinElements(in func(Element) bool) bool {
+	for _, it := range c.items {
+		if !in(it.Element) {
+			return false
+		}
+	}
+	return true
+}
+
 // Len is the number of distinct elements.
 func (c Composition) Len() int { return len(c.items) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,17 +322,11 @@ func (o *Oracle) stability(comp crystal.Composition, formula string, props map[s
 // new diagram of d's entries and those (the cached d is shared and stays
 // unchanged).
 func withExtra(d *hull.Diagram, els []crystal.Element, extra []hull.Entry) (*hull.Diagram, error) {
-	in := make(map[crystal.Element]bool, len(els))
-	for _, el := range els {
-		in[el] = true
-	}
+	in := func(el crystal.Element) bool { return slices.Contains(els, el) }
 	var add []hull.Entry
 	for _, e := range extra {
-		inside := true // an empty composition too: hull.New rejects it
-		for _, it := range e.Composition.Items() {
-			inside = inside && in[it.Element]
-		}
-		if inside {
+		// An empty composition is inside too: hull.New rejects it.
+		if e.Composition.WithinElements(in) {
 			add = append(add, e)
 		}
 	}

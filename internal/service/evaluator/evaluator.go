@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/service/specs"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -30,9 +32,10 @@ type Item struct {
 	// StatedFormula is the formula the generator claimed; a mismatch with
 	// the species is a validity failure.
 	StatedFormula string
-	// Finds are the campaign's own phases on or below the hull, added to
-	// the reference phases of the stability calculation.
-	Finds []store.Find
+	// Extra are the campaign's own phases on or below the hull (its
+	// finds), added to the reference phases of the stability calculation.
+	// Items share the slice: it is read only.
+	Extra []hull.Entry
 }
 
 // Outcome is the oracle's answer for one item.
@@ -86,9 +89,11 @@ type Service struct {
 	oracleMu sync.Mutex
 }
 
+// findsEntry is what an evaluator holds of a campaign's finds: the hull
+// entries of the first n of them (those that parse).
 type findsEntry struct {
-	version int
-	finds   []store.Find
+	n       int
+	entries []hull.Entry
 }
 
 var (
@@ -141,7 +146,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	var items []Item
 	var index []int // items[k] belongs to ds[index[k]]
 	var specsOf []*messages.CampaignSpec
-	findsOf := map[string][]store.Find{} // read once per campaign per batch
+	findsOf := map[string][]hull.Entry{} // read once per campaign per batch
 	for i, d := range ds {
 		var c messages.Candidate
 		if err := bus.Decode(d, &c); err != nil {
@@ -170,7 +175,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			cands[i] = nil
 			continue
 		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Finds: finds})
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}
@@ -258,30 +263,35 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 	}
 }
 
-// campaignFinds returns the campaign's hull-extending finds, re-read only
-// when the campaign's finds version changed.
-func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]store.Find, error) {
+// campaignFinds returns the campaign's hull-extending finds as hull
+// entries. Finds only accumulate: a campaign's new ones are fetched and
+// parsed once, when its finds count has grown.
+func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.Entry, error) {
 	version, err := s.store.FindsVersion(ctx, campaign)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	e, ok := s.finds[campaign]
+	e := s.finds[campaign]
 	s.mu.Unlock()
-	if ok && e.version == version {
-		return e.finds, nil
+	if version <= e.n {
+		return e.entries, nil
 	}
-	finds, err := s.store.Finds(ctx, campaign)
+	fresh, err := s.store.FindsFrom(ctx, campaign, e.n)
 	if err != nil {
 		return nil, err
 	}
+	// A new array: batches in flight keep reading the old one.
+	next := findsEntry{n: e.n + len(fresh), entries: append(slices.Clip(e.entries), findEntries(fresh)...)}
 	s.mu.Lock()
 	if len(s.finds) > 10000 {
 		s.finds = map[string]findsEntry{}
 	}
-	s.finds[campaign] = findsEntry{version: version, finds: finds}
+	if next.n > s.finds[campaign].n {
+		s.finds[campaign] = next
+	}
 	s.mu.Unlock()
-	return finds, nil
+	return next.entries, nil
 }
 
 // Score turns the oracle's outcome into an evaluation: LLEMA's margins and

@@ -26,8 +26,12 @@ import (
 
 // Config tunes the reflector.
 type Config struct {
-	// Concurrency is the number of evaluations handled at once.
-	Concurrency  int
+	// Concurrency is the number of evaluations in flight (default 32).
+	Concurrency int
+	// Batch is the most evaluations recorded in one store call (default
+	// 16): the evaluations ready at once are recorded together, each
+	// campaign's in one atomic script, then their follow-ups run in order.
+	Batch        int
 	DrainTimeout time.Duration
 }
 
@@ -52,7 +56,10 @@ func Collectors() []prometheus.Collector { return []prometheus.Collector{metricE
 // New builds a reflector.
 func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Concurrency < 1 {
-		cfg.Concurrency = 16
+		cfg.Concurrency = 32
+	}
+	if cfg.Batch < 1 {
+		cfg.Batch = 16
 	}
 	return &Service{
 		bus: b, store: s, log: log, cfg: cfg,
@@ -67,31 +74,72 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.bus.Run(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handle)
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleBatch)
 }
 
-func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
-	var ev messages.Evaluation
-	if err := bus.Decode(d, &ev); err != nil {
-		return err
+// pending is a decoded evaluation of a batch and where it came from.
+type pending struct {
+	at   int // index in the batch
+	ev   *messages.Evaluation
+	spec *messages.CampaignSpec
+}
+
+// handleBatch records a batch's evaluations, one store call per campaign
+// (in delivery order), then runs each one's follow-ups. An evaluation
+// fails alone (it is retried; recording is idempotent) unless its
+// campaign's store call fails, which fails the campaign's part of the
+// batch.
+func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
+	errs := make([]error, len(ds))
+	byCampaign := map[string][]pending{}
+	var campaigns []string
+	for i, d := range ds {
+		var ev messages.Evaluation
+		if err := bus.Decode(d, &ev); err != nil {
+			errs[i] = err
+			continue
+		}
+		spec, err := s.specs.Get(ctx, ev.Campaign)
+		if err != nil {
+			errs[i] = fmt.Errorf("evaluation %s: %w", ev.ID, err)
+			continue
+		}
+		if _, ok := byCampaign[ev.Campaign]; !ok {
+			campaigns = append(campaigns, ev.Campaign)
+		}
+		byCampaign[ev.Campaign] = append(byCampaign[ev.Campaign], pending{at: i, ev: &ev, spec: spec})
 	}
-	spec, err := s.specs.Get(ctx, ev.Campaign)
-	if err != nil {
-		return fmt.Errorf("evaluation %s: %w", ev.ID, err)
+	for _, c := range campaigns {
+		ps := byCampaign[c]
+		recs := make([]*store.EvaluationRecord, len(ps))
+		for k, p := range ps {
+			recs[k] = Record(p.ev, p.spec)
+		}
+		outs, err := s.store.RecordEvaluations(ctx, c, recs)
+		if err != nil {
+			for _, p := range ps {
+				errs[p.at] = err
+			}
+			continue
+		}
+		for k, p := range ps {
+			errs[p.at] = s.followUp(ctx, p.spec, p.ev, outs[k])
+		}
 	}
-	log := s.log.With(zap.String("campaign", ev.Campaign), zap.Int("generation", ev.Candidate.Generation), zap.String("candidate", ev.ID))
-	o, err := s.store.RecordEvaluation(ctx, ev.Campaign, Record(&ev, spec))
-	if err != nil {
-		return err
-	}
+	return errs
+}
+
+// followUp does what recording an evaluation made due, each step
+// idempotent, in order: the first generations after the seeds, the next
+// generation, the episode's reflection, the end of the campaign.
+func (s *Service) followUp(ctx context.Context, spec *messages.CampaignSpec, ev *messages.Evaluation, o store.Outcome) error {
 	if o.Duplicate {
 		metricEvaluations.WithLabelValues("duplicate").Inc()
-		log.Debug("evaluation seen before; repeating its follow-ups")
+		s.log.Debug("evaluation seen before; repeating its follow-ups",
+			zap.String("campaign", ev.Campaign), zap.Int("generation", ev.Candidate.Generation), zap.String("candidate", ev.ID))
 	} else {
 		metricEvaluations.WithLabelValues("new").Inc()
 	}
-	// Follow-ups, each idempotent, in order: the first generations after
-	// the seeds, the next generation, the episode's reflection, the end.
 	if o.SeedsDone {
 		if err := s.ctl.Start(ctx, spec, "start"); err != nil {
 			return err
