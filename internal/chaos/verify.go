@@ -655,9 +655,16 @@ func ReadSubjectMsgs(ctx context.Context, b *bus.Bus, stream, subject string, fn
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", filter, err)
 	}
+	// One iterator: the ordered consumer's Next re-creates the consumer
+	// for every message.
+	it, err := cons.Messages()
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", filter, err)
+	}
+	defer it.Stop()
 	read := 0
 	for read < total {
-		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		msg, err := it.Next(jetstream.NextMaxWait(5 * time.Second))
 		if err != nil {
 			return read, fmt.Errorf("read %s: message %d of %d: %w", filter, read+1, total, err)
 		}

@@ -96,10 +96,12 @@ the services. With --nats and --redis the campaigns run on real servers
 (their CPU is then not the process's).
 
 Rates are taken between the first and the last evaluation of the
-campaign's proposed candidates, so start-up and seeds do not count.`,
+campaign's proposed candidates, so start-up and seeds do not count. As in
+"crucible local", the collector runs at GOGC=400 unless GOGC is set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			tuneLocalGC()
 			if data == "" {
 				var err error
 				if data, err = datadir.Find(); err != nil {

@@ -193,7 +193,11 @@ campaign, shows its progress and writes its results to DIR:
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
 --data, CRUCIBLE_DATA, ../shared when present, or the user cache (fill it
-with "crucible data pull").`,
+with "crucible data pull").
+
+The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
+fewer collections for a larger peak (about 0.5 GB resident for a
+300-evaluation campaign, 0.36 GB at the default GOGC=100).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := cf.spec()
@@ -221,6 +225,7 @@ with "crucible data pull").`,
 					return err
 				}
 			}
+			tuneLocalGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stderr := cmd.ErrOrStderr()

@@ -64,13 +64,25 @@ func (c *Client) Follow(ctx context.Context, stream, filter string, stopAtEnd bo
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", filter, err)
 	}
+	// One iterator for the whole read: the ordered consumer's Next would
+	// re-create the server-side consumer for every message.
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", filter, err)
+	}
+	defer it.Stop()
 	for ctx.Err() == nil {
-		msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		var msg jetstream.Msg
+		if stopAtEnd {
+			msg, err = it.Next(jetstream.NextMaxWait(time.Second))
+		} else {
+			msg, err = it.Next(jetstream.NextContext(ctx))
+		}
 		if err != nil {
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
 				break
 			}
-			if stopAtEnd && (errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)) {
+			if stopAtEnd && (errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)) {
 				return nil // nothing more matches the filter
 			}
 			continue
@@ -157,9 +169,17 @@ func (c *Client) FollowNew(ctx context.Context, stream, filter string, fn func(s
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", filter, err)
 	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", filter, err)
+	}
+	defer it.Stop()
 	for ctx.Err() == nil {
-		msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) && ctx.Err() == nil {
+				return fmt.Errorf("follow %s: %w", filter, err)
+			}
 			continue
 		}
 		done, ferr := fn(c.Bus.Unsubject(msg.Subject()), msg.Data())
