@@ -151,6 +151,11 @@ func (s *Store) RequestGeneration(ctx context.Context, campaign, trigger string)
 	if err != nil {
 		return g, false, fmt.Errorf("store: request generation of %s (%s): %w", campaign, trigger, err)
 	}
+	return parseReservation(res)
+}
+
+// parseReservation reads the Lua reserve function's reply.
+func parseReservation(res string) (g Generation, ok bool, err error) {
 	if strings.HasPrefix(res, "-1:") {
 		return g, false, nil
 	}
@@ -331,6 +336,11 @@ type Outcome struct {
 	GenerationDone bool
 	EpisodeDone    bool
 	CampaignDone   bool
+	// NextReserved says the evaluation that completed a generation also
+	// reserved the next one (trigger "after/<generation>", as
+	// RequestGeneration would): Next is it, or nil when none was due.
+	NextReserved bool
+	Next         *Generation
 }
 
 // RecordEvaluation adds an evaluation to its island's pool and the
@@ -350,9 +360,10 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, 0, 9+2*len(rs))
+	keys := make([]string, 0, 10+2*len(rs))
 	keys = append(keys, s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
-		s.docsKey(campaign), s.findsKey(campaign), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign))
+		s.docsKey(campaign), s.findsKey(campaign), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign),
+		s.triggersKey(campaign))
 	args := make([]any, 0, evaluationArgs*len(rs))
 	for _, r := range rs {
 		doc, err := json.Marshal(r.Member)
@@ -412,6 +423,13 @@ func parseOutcome(res string) Outcome {
 			o.CampaignDone = true
 		case strings.HasPrefix(f, "index="):
 			o.Index, _ = strconv.Atoi(strings.TrimPrefix(f, "index="))
+		case strings.HasPrefix(f, "next="):
+			if g, ok, err := parseReservation(strings.TrimPrefix(f, "next=")); err == nil {
+				o.NextReserved = true
+				if ok {
+					o.Next = &g
+				}
+			}
 		}
 	}
 	return o
@@ -710,15 +728,30 @@ type IslandView struct {
 }
 
 // Island reads an island's k best successes and failures and its k most
-// recent rejects in one round trip.
+// recent rejects: the pools and rejects in one round trip, the pool
+// members' documents in a second. Plain commands rather than a script:
+// the view is read-only, and a member trimmed between the two reads is
+// left out, as it would be a moment later anyway.
 func (s *Store) Island(ctx context.Context, campaign string, island, k int) (*IslandView, error) {
-	keys := []string{s.poolKey(campaign, island, "success"), s.poolKey(campaign, island, "failure"), s.poolKey(campaign, island, "rejects"), s.docsKey(campaign)}
-	res, err := scriptIslandView.Run(ctx, s.rdb, keys, k).Slice()
-	if err != nil || len(res) != 3 {
-		return nil, fmt.Errorf("store: island %d of %s: %v", island, campaign, err)
+	fail := func(err error) (*IslandView, error) {
+		return nil, fmt.Errorf("store: island %d of %s: %w", island, campaign, err)
 	}
-	decode := func(v any) []Member {
-		docs, _ := v.([]any)
+	pipe := s.rdb.Pipeline()
+	succ := pipe.ZRevRange(ctx, s.poolKey(campaign, island, "success"), 0, int64(k-1))
+	failures := pipe.ZRevRange(ctx, s.poolKey(campaign, island, "failure"), 0, int64(k-1))
+	rejects := pipe.LRange(ctx, s.poolKey(campaign, island, "rejects"), 0, int64(k-1))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fail(err)
+	}
+	ids := append(succ.Val(), failures.Val()...)
+	var docs []any
+	if len(ids) > 0 {
+		var err error
+		if docs, err = s.rdb.HMGet(ctx, s.docsKey(campaign), ids...).Result(); err != nil {
+			return fail(err)
+		}
+	}
+	decode := func(docs []any) []Member {
 		out := make([]Member, 0, len(docs))
 		for _, d := range docs {
 			str, ok := d.(string)
@@ -732,7 +765,12 @@ func (s *Store) Island(ctx context.Context, campaign string, island, k int) (*Is
 		}
 		return out
 	}
-	return &IslandView{Successes: decode(res[0]), Failures: decode(res[1]), Rejects: decode(res[2])}, nil
+	n := len(succ.Val())
+	rej := make([]any, len(rejects.Val()))
+	for i, r := range rejects.Val() {
+		rej[i] = r
+	}
+	return &IslandView{Successes: decode(docs[:n]), Failures: decode(docs[n:]), Rejects: decode(rej)}, nil
 }
 
 // FindsVersion is the number of the campaign's finds: it grows whenever a

@@ -13,6 +13,35 @@ local function epBudget(e)
   if e < b % n then return q + 1 end
   return q
 end
+-- reserve reserves the next generation of the current episode, once per
+-- trigger (triggers and gens are the campaign's hashes). Returns
+-- "g:slots:episode", or "-1:<why>" when none can be requested.
+local function reserve(trigger, triggers, gens)
+  local prev = redis.call('HGET', triggers, trigger)
+  if prev then return prev end
+  local res
+  local status = redis.call('HGET', st, 'status')
+  if status ~= 'running' then
+    res = '-1:' .. (status or 'unknown')
+  else
+    local ep = num('episode')
+    local reserved = num('ep' .. ep .. '_reserved')
+    local budget = epBudget(ep)
+    if reserved >= budget then
+      res = '-1:episode_full'
+    else
+      local slots = math.min(num('batch'), budget - reserved)
+      local g = num('next_gen')
+      redis.call('HSET', st, 'next_gen', g + 1)
+      redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', slots)
+      redis.call('HINCRBY', st, 'inflight', 1)
+      redis.call('HSET', gens, g .. ':slots', slots, g .. ':ep', ep, g .. ':trigger', trigger)
+      res = g .. ':' .. slots .. ':' .. ep
+    end
+  end
+  redis.call('HSET', triggers, trigger, res)
+  return res
+end
 `
 
 // scriptCreate stores a campaign once. KEYS: state, spec.
@@ -28,29 +57,7 @@ return 1
 // once per trigger. KEYS: state, triggers, gens. ARGV: trigger.
 // Returns "g:slots:episode", or "-1:<why>" when none can be requested.
 var scriptRequest = redis.NewScript(luaPrelude + `
-local prev = redis.call('HGET', KEYS[2], ARGV[1])
-if prev then return prev end
-local res
-if redis.call('HGET', st, 'status') ~= 'running' then
-  res = '-1:' .. (redis.call('HGET', st, 'status') or 'unknown')
-else
-  local ep = num('episode')
-  local reserved = num('ep' .. ep .. '_reserved')
-  local budget = epBudget(ep)
-  if reserved >= budget then
-    res = '-1:episode_full'
-  else
-    local slots = math.min(num('batch'), budget - reserved)
-    local g = num('next_gen')
-    redis.call('HSET', st, 'next_gen', g + 1)
-    redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', slots)
-    redis.call('HINCRBY', st, 'inflight', 1)
-    redis.call('HSET', KEYS[3], g .. ':slots', slots, g .. ':ep', ep, g .. ':trigger', ARGV[1])
-    res = g .. ':' .. slots .. ':' .. ep
-  end
-end
-redis.call('HSET', KEYS[2], ARGV[1], res)
-return res
+return reserve(ARGV[1], KEYS[2], KEYS[3])
 `)
 
 // scriptPropose records what a generation proposed, once. KEYS: state,
@@ -116,12 +123,15 @@ const evaluationArgs = 17
 
 // scriptEvaluate records evaluations of one campaign, each once, in order.
 // KEYS: state, evaluated, gens, comps, docs, finds list, island stats,
-// hits, curve, then per evaluation its island's success and failure pools.
+// hits, curve, triggers, then per evaluation its island's success and
+// failure pools.
 // ARGV: per evaluation (evaluationArgs each) id, generation, episode,
 // island, seed, score, feasible, stable, valid, known, novel, formula,
 // e_above_hull ("" if none), member doc, pool size, find ("" if none), hit
 // doc ("" if not a hit). Returns per evaluation its outcome flags,
-// prefixed "dup;" for a repeat.
+// prefixed "dup;" for a repeat. An evaluation that completes its
+// generation also reserves the next one (trigger "after/<g>", as
+// scriptRequest would) and reports it as "next=<reply of reserve>".
 //
 // One call records a whole batch: an embedded Redis-protocol server builds
 // a Lua interpreter per call, and a real one saves the round trips.
@@ -196,12 +206,14 @@ local function record(a, success, failure)
     local gev = redis.call('HINCRBY', KEYS[3], g .. ':evaluated', 1)
     if known then redis.call('HINCRBY', KEYS[3], g .. ':known', 1) end
     local gs = redis.call('HMGET', KEYS[3], g .. ':done', g .. ':n')
+    local gdone = false
     if tonumber(gs[1] or '0') == 0 and gev == tonumber(gs[2] or '-1') then
       redis.call('HSET', KEYS[3], g .. ':done', 1)
       redis.call('HDEL', KEYS[3], g .. ':proposal')
       redis.call('HINCRBY', st, 'inflight', -1)
       redis.call('HINCRBY', st, 'generations', 1)
       table.insert(flags, 'generation_done')
+      gdone = true
     end
     local epDone = redis.call('HINCRBY', st, 'ep' .. ep .. '_evaluated', 1)
     if epDone == epBudgetOf(ep) then table.insert(flags, 'episode_done') end
@@ -212,6 +224,9 @@ local function record(a, success, failure)
     elseif status == 'exhausted' and num('inflight') == 0 then
       table.insert(flags, 'campaign_done')
     end
+    -- The next generation, reserved after the counters are final (a
+    -- completed campaign reserves none).
+    if gdone then table.insert(flags, 'next=' .. reserve('after/' .. g, KEYS[10], KEYS[3])) end
   end
   local res = table.concat(flags, ',')
   redis.call('HSET', KEYS[2], id, res)
@@ -221,7 +236,7 @@ end
 local out = {}
 local stride = 17 -- evaluationArgs
 for r = 0, #ARGV / stride - 1 do
-  out[r + 1] = record(r * stride, KEYS[10 + 2 * r], KEYS[11 + 2 * r])
+  out[r + 1] = record(r * stride, KEYS[11 + 2 * r], KEYS[12 + 2 * r])
 end
 return out
 `)
@@ -275,18 +290,3 @@ end
 return 1
 `)
 
-// scriptIslandView reads what a generation shows of an island in one round
-// trip. KEYS: success pool, failure pool, rejects list, docs. ARGV: k.
-// Returns {success docs, failure docs, reject docs}, best (or newest) first.
-var scriptIslandView = redis.NewScript(`
-local k = tonumber(ARGV[1])
-local function top(pool)
-  local out = {}
-  for _, id in ipairs(redis.call('ZREVRANGE', pool, 0, k - 1)) do
-    local doc = redis.call('HGET', KEYS[4], id)
-    if doc then table.insert(out, doc) end
-  end
-  return out
-end
-return {top(KEYS[1]), top(KEYS[2]), redis.call('LRANGE', KEYS[3], 0, k - 1)}
-`)

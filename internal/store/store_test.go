@@ -125,6 +125,11 @@ func TestCampaignLifecycle(t *testing.T) {
 	if err != nil || !o.GenerationDone || o.Index != 2 {
 		t.Fatalf("eval 2: %+v %v", o, err)
 	}
+	// Completing generation 0 reserved the next one under trigger after/0
+	// (none: the budget is reserved); asking again gets the same answer.
+	if g, ok, err := s.RequestGeneration(ctx, "life", "after/0"); err != nil || !o.NextReserved || ok != (o.Next != nil) || ok && g != *o.Next {
+		t.Fatalf("next after generation 0: outcome %+v, request %+v %v %v", o, g, ok, err)
+	}
 	// Redelivered: nothing changes, flags repeated.
 	o, err = s.RecordEvaluation(ctx, "life", evaluation(pub0[1], 0, -0.2, false))
 	if err != nil || !o.Duplicate || !o.GenerationDone || o.Index != 2 {
@@ -379,8 +384,15 @@ func TestFindsAppend(t *testing.T) {
 		r.Find = &Find{ID: c.ID, Formula: []string{"GaN", "AlN"}[i], EnergyPerAtom: -float64(i + 1)}
 		recs = append(recs, r)
 	}
-	if _, err := s.RecordEvaluations(ctx, "fnd", append(recs, recs[0])); err != nil {
+	outs, err := s.RecordEvaluations(ctx, "fnd", append(recs, recs[0]))
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The second evaluation completed generation 0 and reserved the next
+	// (2 of the budget's 4 left), which the repeat reports again.
+	want := Generation{Generation: g.Generation + 1, Slots: 2}
+	if !outs[1].GenerationDone || outs[1].Next == nil || *outs[1].Next != want || outs[2].Next != nil {
+		t.Fatalf("outcomes %+v, want generation %+v reserved by the second", outs, want)
 	}
 	all, err := s.Finds(ctx, "fnd")
 	if err != nil || len(all) != 2 || all[0].Formula != "GaN" || all[1].Formula != "AlN" || all[1].EnergyPerAtom != -2 {

@@ -36,16 +36,22 @@ func (c *Control) Request(ctx context.Context, spec *messages.CampaignSpec, trig
 	if err != nil || !ok {
 		return false, err
 	}
+	return true, c.Publish(ctx, spec, g, trigger)
+}
+
+// Publish publishes the request of generation g, reserved for trigger.
+// The message id makes a repeat harmless.
+func (c *Control) Publish(ctx context.Context, spec *messages.CampaignSpec, g store.Generation, trigger string) error {
 	req := &messages.GenerationRequest{
 		Schema: messages.SchemaVersion, Campaign: spec.ID, Episode: g.Episode, Generation: g.Generation,
 		Slots: g.Slots, Trigger: trigger, RequestedAt: time.Now().UTC(),
 	}
 	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectPropose, spec.ID), req); err != nil {
-		return false, err
+		return err
 	}
 	c.Log.Debug("generation requested", zap.String("campaign", spec.ID), zap.Int("generation", g.Generation),
 		zap.Int("episode", g.Episode), zap.Int("slots", g.Slots), zap.String("trigger", trigger))
-	return true, nil
+	return nil
 }
 
 // Start requests up to the campaign's MaxInFlight generations, with

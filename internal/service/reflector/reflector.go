@@ -146,7 +146,15 @@ func (s *Service) followUp(ctx context.Context, spec *messages.CampaignSpec, ev 
 		}
 	}
 	if o.GenerationDone {
-		if _, err := s.ctl.Request(ctx, spec, fmt.Sprintf("after/%d", ev.Candidate.Generation)); err != nil {
+		trigger := fmt.Sprintf("after/%d", ev.Candidate.Generation)
+		var err error
+		switch {
+		case o.Next != nil: // reserved when the evaluation was recorded
+			err = s.ctl.Publish(ctx, spec, *o.Next, trigger)
+		case !o.NextReserved: // recorded by an older reflector
+			_, err = s.ctl.Request(ctx, spec, trigger)
+		}
+		if err != nil {
 			return err
 		}
 	}
