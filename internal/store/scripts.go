@@ -289,4 +289,3 @@ for i = 5 + 2 * d, #ARGV, 3 do
 end
 return 1
 `)
-
