@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +33,22 @@ func init() { registerBench(newBenchPipelineCmd) }
 // pipelineReport is what bench pipeline measures.
 type pipelineReport struct {
 	GOMAXPROCS int `json:"gomaxprocs"`
+	// Workers is the evaluator's oracle workers in (a) and (b) (0 = one
+	// per CPU).
+	Workers int `json:"oracle_workers"`
+	// The round with the median (b)/(a) ratio.
+	pipelineRound
+	// Rounds are every round of (b) followed by (a), in order.
+	Rounds []pipelineRound `json:"rounds"`
+	// Scaling is (c): evaluations/s with an artificial oracle delay per
+	// candidate, by evaluator replicas, and the speed-up over one.
+	Delay   string         `json:"delay"`
+	Scaling []scalingPoint `json:"scaling"`
+}
+
+// pipelineRound is one campaign (b) and the oracle alone (a) on its
+// candidates, measured right after it.
+type pipelineRound struct {
 	// OracleRate is (a): the oracle alone on the campaign's candidates, in
 	// the evaluator's batches, structures/s.
 	OracleRate float64 `json:"oracle_structures_per_second"`
@@ -38,19 +56,12 @@ type pipelineReport struct {
 	// services with one evaluator, and its ratio to (a).
 	PipelineRate  float64 `json:"pipeline_evaluations_per_second"`
 	PipelineRatio float64 `json:"pipeline_over_oracle"`
-	// Workers is the evaluator's oracle workers in (a) and (b) (0 = one
-	// per CPU).
-	Workers int `json:"oracle_workers"`
 	// CPU accounting of (b): CPU seconds of the whole process (services,
 	// embedded brokers, client) per evaluation, the oracle's share of it
 	// as measured in (a), and the cores kept busy during the campaign.
 	CPUPerEvaluation       float64 `json:"cpu_ms_per_evaluation"`
 	OracleCPUPerEvaluation float64 `json:"oracle_cpu_ms_per_evaluation"`
 	CoresBusy              float64 `json:"cores_busy"`
-	// Scaling is (c): evaluations/s with an artificial oracle delay per
-	// candidate, by evaluator replicas, and the speed-up over one.
-	Delay   string         `json:"delay"`
-	Scaling []scalingPoint `json:"scaling"`
 }
 
 type scalingPoint struct {
@@ -71,6 +82,7 @@ func newBenchPipelineCmd() *cobra.Command {
 		inFlight       int
 		proposerConc   int
 		workers        int
+		rounds         int
 		natsURL        string
 		redisURL       string
 	)
@@ -112,6 +124,9 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 			if err != nil {
 				return &exitError{code: 2, err: fmt.Errorf("--replicas: %w", err)}
 			}
+			if rounds < 1 {
+				return &exitError{code: 2, err: fmt.Errorf("--rounds: %d is not a positive integer", rounds)}
+			}
 			_, orc, err := wire.Oracle(data, workers)
 			if err != nil {
 				return err
@@ -124,34 +139,24 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 			setup := &pipelineSetup{servers: local.Options{NATSURL: natsURL, RedisURL: redisURL}, oracle: orc, db: db, proposerConcurrency: proposerConc}
 			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String(), Workers: workers}
 
-			fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d …\n", budget)
-			if err := writeAllocProfile(memprofile, ".base"); err != nil {
-				return err
+			for r := range rounds {
+				fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d (round %d of %d) …\n", budget, r+1, rounds)
+				var round pipelineRound
+				var err error
+				if r == 0 {
+					err = profiled(cpuprofile, memprofile, func() error {
+						round, err = setup.round(ctx, w, budget, batch, inFlight)
+						return err
+					})
+				} else {
+					round, err = setup.round(ctx, w, budget, batch, inFlight)
+				}
+				if err != nil {
+					return err
+				}
+				rep.Rounds = append(rep.Rounds, round)
 			}
-			stopProfile, err := startCPUProfile(cpuprofile)
-			if err != nil {
-				return err
-			}
-			res, span, err := setup.campaign(ctx, budget, 1, batch, 0, inFlight)
-			stopProfile()
-			if err != nil {
-				return err
-			}
-			if err := writeAllocProfile(memprofile, ""); err != nil {
-				return err
-			}
-			rep.PipelineRate = span.rate()
-			fmt.Fprintf(w, "(a) oracle alone on the same %d candidates …\n", len(res.Evaluations))
-			var oracleCPU float64
-			if rep.OracleRate, oracleCPU, err = benchOracle(ctx, orc, res.Evaluations, batch); err != nil {
-				return err
-			}
-			rep.PipelineRatio = rep.PipelineRate / rep.OracleRate
-			if span.cpu > 0 && span.evaluations > 0 {
-				rep.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
-				rep.OracleCPUPerEvaluation = 1000 * oracleCPU
-				rep.CoresBusy = span.cpu / span.wall
-			}
+			rep.pipelineRound = medianRound(rep.Rounds)
 			for _, n := range counts {
 				b := max(100, 60*n)
 				fmt.Fprintf(w, "(c) %d evaluator(s), %s per candidate, budget %d …\n", n, delay, b)
@@ -179,14 +184,64 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 	f.DurationVar(&delay, "delay", 20*time.Millisecond, "artificial oracle cost per candidate for (c)")
 	f.StringVar(&replicas, "replicas", "1,2,4,8", "evaluator replica counts for (c)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of campaign (b) to this file")
-	f.StringVar(&memprofile, "memprofile", "", "write the allocations up to the end of campaign (b) to this file, and up to its start to this file + .base (go tool pprof -base)")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the first campaign (b) to this file")
+	f.StringVar(&memprofile, "memprofile", "", "write the allocations up to the end of the first campaign (b) to this file, and up to its start to this file + .base (go tool pprof -base)")
 	f.IntVar(&inFlight, "in-flight", 16, "generations in flight (the campaign's max_in_flight) for (b)")
 	f.StringVar(&natsURL, "nats", "", "run the campaigns on this NATS server instead of an embedded one (streams in memory, deleted afterwards)")
 	f.StringVar(&redisURL, "redis", "", "run the campaigns on this Redis server instead of an embedded one (keys deleted afterwards)")
 	f.IntVar(&workers, "workers", 0, "oracle workers of the evaluator, for (a) and (b) (0 = one per CPU)")
 	f.IntVar(&proposerConc, "proposer-concurrency", 8, "generation requests the proposer handles at once")
+	f.IntVar(&rounds, "rounds", 3, "rounds of (b) then (a); the report gives the round with the median ratio, and every round")
 	return cmd
+}
+
+// round runs campaign (b) and then (a), the oracle alone on its
+// candidates.
+func (p *pipelineSetup) round(ctx context.Context, w io.Writer, budget, batch, inFlight int) (pipelineRound, error) {
+	var r pipelineRound
+	res, span, err := p.campaign(ctx, budget, 1, batch, 0, inFlight)
+	if err != nil {
+		return r, err
+	}
+	r.PipelineRate = span.rate()
+	fmt.Fprintf(w, "(a) oracle alone on the same %d candidates …\n", len(res.Evaluations))
+	var oracleCPU float64
+	if r.OracleRate, oracleCPU, err = benchOracle(ctx, p.oracle, res.Evaluations, batch); err != nil {
+		return r, err
+	}
+	r.PipelineRatio = r.PipelineRate / r.OracleRate
+	if span.cpu > 0 && span.evaluations > 0 {
+		r.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
+		r.OracleCPUPerEvaluation = 1000 * oracleCPU
+		r.CoresBusy = span.cpu / span.wall
+	}
+	return r, nil
+}
+
+// medianRound returns the round with the median ratio (of an even number,
+// the lower middle one).
+func medianRound(rs []pipelineRound) pipelineRound {
+	sorted := slices.Clone(rs)
+	slices.SortFunc(sorted, func(a, b pipelineRound) int { return cmp.Compare(a.PipelineRatio, b.PipelineRatio) })
+	return sorted[(len(sorted)-1)/2]
+}
+
+// profiled runs f with a CPU profile into cpuPath and allocation profiles
+// into memPath (before: memPath.base), where those are not empty.
+func profiled(cpuPath, memPath string, f func() error) error {
+	if err := writeAllocProfile(memPath, ".base"); err != nil {
+		return err
+	}
+	stop, err := startCPUProfile(cpuPath)
+	if err != nil {
+		return err
+	}
+	err = f()
+	stop()
+	if err != nil {
+		return err
+	}
+	return writeAllocProfile(memPath, "")
 }
 
 // startCPUProfile profiles the process into path until stop is called;
@@ -418,7 +473,13 @@ func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Eval
 }
 
 func printPipelineReport(w io.Writer, r *pipelineReport) {
-	fmt.Fprintf(w, "GOMAXPROCS %d\n", r.GOMAXPROCS)
+	fmt.Fprintf(w, "GOMAXPROCS %d, oracle workers %s\n", r.GOMAXPROCS, workersText(r.Workers))
+	if len(r.Rounds) > 1 {
+		for i, x := range r.Rounds {
+			fmt.Fprintf(w, "round %d: (a) %8.1f structures/s, (b) %8.1f evaluations/s = %.0f%%\n", i+1, x.OracleRate, x.PipelineRate, 100*x.PipelineRatio)
+		}
+		fmt.Fprintf(w, "the round with the median ratio:\n")
+	}
 	fmt.Fprintf(w, "(a) oracle alone:            %8.1f structures/s\n", r.OracleRate)
 	fmt.Fprintf(w, "(b) pipeline, 1 evaluator:   %8.1f evaluations/s  = %.0f%% of (a)\n", r.PipelineRate, 100*r.PipelineRatio)
 	if r.CPUPerEvaluation > 0 {
@@ -430,4 +491,11 @@ func printPipelineReport(w io.Writer, r *pipelineReport) {
 	for _, p := range r.Scaling {
 		fmt.Fprintf(w, "    %10d  %13.1f  %7.2fx  %9.0f%%\n", p.Evaluators, p.Rate, p.Speedup, 100*p.Efficiency)
 	}
+}
+
+func workersText(n int) string {
+	if n == 0 {
+		return "one per CPU"
+	}
+	return strconv.Itoa(n)
 }

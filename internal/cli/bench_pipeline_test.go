@@ -62,3 +62,19 @@ func TestSampleCPUCountsWork(t *testing.T) {
 
 // sink keeps the work of TestSampleCPUCountsWork from being optimised away.
 var sink float64
+
+func TestMedianRound(t *testing.T) {
+	rs := []pipelineRound{{PipelineRatio: 0.9, OracleRate: 1}, {PipelineRatio: 0.7, OracleRate: 2}, {PipelineRatio: 0.8, OracleRate: 3}}
+	if got := medianRound(rs); got.OracleRate != 3 {
+		t.Errorf("median of 0.9, 0.7, 0.8 is the round with ratio %v", got.PipelineRatio)
+	}
+	if got := medianRound(rs[:2]); got.PipelineRatio != 0.7 {
+		t.Errorf("median of two: ratio %v, want the lower 0.7", got.PipelineRatio)
+	}
+	if rs[0].PipelineRatio != 0.9 {
+		t.Error("medianRound reordered its argument")
+	}
+	if got := medianRound(rs[:1]); got.OracleRate != 1 {
+		t.Errorf("median of one: %+v", got)
+	}
+}
