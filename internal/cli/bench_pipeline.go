@@ -141,16 +141,11 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 
 			for r := range rounds {
 				fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d (round %d of %d) …\n", budget, r+1, rounds)
-				var round pipelineRound
-				var err error
-				if r == 0 {
-					err = profiled(cpuprofile, memprofile, func() error {
-						round, err = setup.round(ctx, w, budget, batch, inFlight)
-						return err
-					})
-				} else {
-					round, err = setup.round(ctx, w, budget, batch, inFlight)
+				cpuPath, memPath := cpuprofile, memprofile
+				if r > 0 {
+					cpuPath, memPath = "", ""
 				}
+				round, err := setup.round(ctx, w, budget, batch, inFlight, cpuPath, memPath)
 				if err != nil {
 					return err
 				}
@@ -196,10 +191,18 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 }
 
 // round runs campaign (b) and then (a), the oracle alone on its
-// candidates.
-func (p *pipelineSetup) round(ctx context.Context, w io.Writer, budget, batch, inFlight int) (pipelineRound, error) {
-	var r pipelineRound
-	res, span, err := p.campaign(ctx, budget, 1, batch, 0, inFlight)
+// candidates. Campaign (b) is profiled into cpuPath and memPath when those
+// are not empty.
+func (p *pipelineSetup) round(ctx context.Context, w io.Writer, budget, batch, inFlight int, cpuPath, memPath string) (pipelineRound, error) {
+	var (
+		r    pipelineRound
+		res  *local.Result
+		span campaignSpan
+	)
+	err := profiled(cpuPath, memPath, func() (err error) {
+		res, span, err = p.campaign(ctx, budget, 1, batch, 0, inFlight)
+		return err
+	})
 	if err != nil {
 		return r, err
 	}
