@@ -354,17 +354,38 @@ func maxDeliver(n int) int {
 // restarting, a leader election) until ctx ends. A message the stream
 // already holds is dropped by the stream: publishing twice is harmless.
 func (b *Bus) Publish(ctx context.Context, subject string, m messages.Message) error {
+	msg, err := b.message(subject, m)
+	if err != nil {
+		return err
+	}
+	return b.publishMsg(ctx, msg, subject, m.MsgID())
+}
+
+// message encodes m for subject, with its id and headers.
+func (b *Bus) message(subject string, m messages.Message) (*nats.Msg, error) {
 	data, err := messages.Encode(m)
 	if err != nil {
-		return fmt.Errorf("bus: publish %s: %w", subject, err)
+		return nil, fmt.Errorf("bus: publish %s: %w", subject, err)
 	}
-	return b.PublishRaw(ctx, subject, m.MsgID(), data)
+	msg := &nats.Msg{Subject: b.Subject(subject), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, m.MsgID())
+	if h, ok := m.(messages.Headered); ok {
+		for k, v := range h.Headers() {
+			msg.Header.Set(k, v)
+		}
+	}
+	return msg, nil
 }
 
 // PublishRaw publishes data with the given message id.
 func (b *Bus) PublishRaw(ctx context.Context, subject, msgID string, data []byte) error {
 	msg := &nats.Msg{Subject: b.Subject(subject), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
+	return b.publishMsg(ctx, msg, subject, msgID)
+}
+
+// publishMsg publishes msg, retrying transient failures.
+func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg, subject, msgID string) error {
 	err := retry(ctx, func() error {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -434,13 +455,11 @@ func (b *Bus) PublishAll(ctx context.Context, out []Outgoing) []error {
 	errs := make([]error, len(out))
 	futures := make([]jetstream.PubAckFuture, len(out))
 	for i, o := range out {
-		data, err := messages.Encode(o.Message)
+		msg, err := b.message(o.Subject, o.Message)
 		if err != nil {
-			errs[i] = fmt.Errorf("bus: publish %s: %w", o.Subject, err)
+			errs[i] = err
 			continue
 		}
-		msg := &nats.Msg{Subject: b.Subject(o.Subject), Data: data, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, o.Message.MsgID())
 		if futures[i], err = b.JS.PublishMsgAsync(msg); err != nil {
 			futures[i] = nil
 		}

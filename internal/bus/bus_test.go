@@ -247,3 +247,42 @@ func TestRunBatch(t *testing.T) {
 		t.Errorf("largest batch %d, want 2..8", maxBatch.Load())
 	}
 }
+
+// headeredRequest is a generation request that states a header field.
+type headeredRequest struct {
+	*messages.GenerationRequest
+	value string
+}
+
+func (h headeredRequest) Headers() map[string]string { return map[string]string{"Crucible-Test": h.value} }
+
+// TestHeadersTravel: a Headered message's fields reach the consumer's
+// Delivery.Header, through Publish and PublishAll alike.
+func TestHeadersTravel(t *testing.T) {
+	b := connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subj := messages.Subject(messages.SubjectPropose, "c1")
+	if err := b.Publish(ctx, subj, headeredRequest{request("c1", 0), "single"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(b.PublishAll(ctx, []Outgoing{{Subject: subj, Message: headeredRequest{request("c1", 1), "all"}}, {Subject: subj, Message: request("c1", 2)}})...); err != nil {
+		t.Fatal(err)
+	}
+	spec := messages.ConsumerSpec{Name: "headers", Stream: messages.StreamPropose, FilterSubject: messages.SubjectPropose + ".>", AckWait: 5 * time.Second, MaxDeliver: 3, MaxAckPending: 64}
+	var mu sync.Mutex
+	got := map[string]string{}
+	go func() {
+		_ = b.Run(ctx, spec, RunOptions{Concurrency: 4, Service: "test"}, func(_ context.Context, d *Delivery) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got[d.MsgID] = d.Header.Get("Crucible-Test")
+			return nil
+		})
+	}()
+	waitFor(t, "3 messages", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 })
+	want := map[string]string{request("c1", 0).MsgID(): "single", request("c1", 1).MsgID(): "all", request("c1", 2).MsgID(): ""}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("headers by message %v, want %v", got, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -18,8 +19,10 @@ import (
 
 // Delivery is one message handed to a handler.
 type Delivery struct {
-	Subject    string
-	Data       []byte
+	Subject string
+	Data    []byte
+	// Header is the message's header (nil without one).
+	Header     nats.Header
 	MsgID      string
 	Stream     string
 	Consumer   string
@@ -255,7 +258,7 @@ func (b *Bus) collect(batch jetstream.MessageBatch, consumer string) []*Delivery
 	for m := range batch.Messages() {
 		d := &Delivery{Subject: b.Unsubject(m.Subject()), Data: m.Data(), Consumer: consumer, msg: m}
 		if h := m.Headers(); h != nil {
-			d.MsgID = h.Get(jetstream.MsgIDHeader)
+			d.Header, d.MsgID = h, h.Get(jetstream.MsgIDHeader)
 		}
 		if md, err := m.Metadata(); err == nil {
 			d.Stream = strings.TrimSuffix(md.Stream, "_"+b.opts.Namespace)

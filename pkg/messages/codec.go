@@ -12,6 +12,17 @@ type Message interface {
 	Validate() error
 }
 
+// Headered is a message that also states some of its content as header
+// fields, so that a consumer can act on them without decoding the body.
+// The body stays the authority: a consumer that decodes it ignores them.
+type Headered interface {
+	Headers() map[string]string
+}
+
+// HeaderJudge on an evaluation says whether the judge must weigh it:
+// "yes" for a feasible, stable proposed candidate, else "no".
+const HeaderJudge = "Crucible-Judge"
+
 // Encode validates m and returns its JSON.
 func Encode(m Message) ([]byte, error) {
 	if err := m.Validate(); err != nil {

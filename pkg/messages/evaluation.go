@@ -82,6 +82,19 @@ type Evaluation struct {
 // MsgID is the evaluation's deterministic message id.
 func (e *Evaluation) MsgID() string { return "evaluation/" + e.ID }
 
+// ForJudge reports whether the judge weighs the evaluation: a feasible,
+// stable proposed candidate (seeds are known materials by construction).
+func (e *Evaluation) ForJudge() bool { return e.Feasible && e.Stable && !e.Candidate.Seed }
+
+// Headers implements Headered: HeaderJudge.
+func (e *Evaluation) Headers() map[string]string {
+	v := "no"
+	if e.ForJudge() {
+		v = "yes"
+	}
+	return map[string]string{HeaderJudge: v}
+}
+
 // Validate names the bad field.
 func (e *Evaluation) Validate() error {
 	if err := checkSchema("evaluation", e.Schema); err != nil {

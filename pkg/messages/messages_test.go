@@ -215,3 +215,20 @@ func TestLLMCallBudgetDefault(t *testing.T) {
 		t.Fatalf("negative budget: %v", err)
 	}
 }
+
+func TestEvaluationJudgeHeader(t *testing.T) {
+	for _, c := range []struct {
+		feasible, stable, seed bool
+		want                   string
+	}{
+		{true, true, false, "yes"},
+		{true, false, false, "no"},
+		{false, true, false, "no"},
+		{true, true, true, "no"},
+	} {
+		ev := &Evaluation{Feasible: c.feasible, Stable: c.stable, Candidate: Candidate{Seed: c.seed}}
+		if got := ev.Headers()[HeaderJudge]; got != c.want || ev.ForJudge() != (c.want == "yes") {
+			t.Errorf("feasible %v stable %v seed %v: header %q, want %q", c.feasible, c.stable, c.seed, got, c.want)
+		}
+	}
+}

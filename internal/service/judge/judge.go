@@ -61,13 +61,17 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
+	// Only stable hits come before the judge: the evaluator says which in
+	// a header, which spares decoding the others. (A malformed one is the
+	// reflector's to dead-letter.)
+	if d.Header.Get(messages.HeaderJudge) == "no" {
+		return nil
+	}
 	var ev messages.Evaluation
 	if err := bus.Decode(d, &ev); err != nil {
 		return err
 	}
-	// Only hits that are stable come before the judge; seeds are known
-	// materials by construction.
-	if !ev.Feasible || !ev.Stable || ev.Candidate.Seed {
+	if !ev.ForJudge() {
 		return nil
 	}
 	spec, err := s.specs.Get(ctx, ev.Campaign)
