@@ -92,7 +92,8 @@ func newBenchPipelineCmd() *cobra.Command {
 		Long: `pipeline measures, in one run on this machine:
 
  (a) the oracle alone (validity, reference lookup, CGCNN, hull) on the
-     candidates of a campaign, in the evaluator's batches: structures/s;
+     candidates of a campaign, in the evaluator's batches: structures/s,
+     timed right before and right after each campaign (b) and averaged;
  (b) a campaign through all four services in local mode (embedded NATS and
      Redis) with one evaluator: evaluations/s, and its ratio to (a);
  (c) the same with an artificial oracle cost per candidate (--delay,
@@ -108,7 +109,9 @@ the services. With --nats and --redis the campaigns run on real servers
 (their CPU is then not the process's).
 
 Rates are taken between the first and the last evaluation of the
-campaign's proposed candidates, so start-up and seeds do not count. As in
+campaign's proposed candidates, so start-up and seeds do not count. After
+a warm-up campaign, (a) and (b) run --rounds times (default 3); the
+report gives every round and the one with the median ratio. As in
 "crucible local", the collector runs at GOGC=400 unless GOGC is set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -139,17 +142,26 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 			setup := &pipelineSetup{servers: local.Options{NATSURL: natsURL, RedisURL: redisURL}, oracle: orc, db: db, proposerConcurrency: proposerConc}
 			rep := pipelineReport{GOMAXPROCS: runtime.GOMAXPROCS(0), Delay: delay.String(), Workers: workers}
 
+			// A warm-up campaign fills the caches and gives the first
+			// round's candidates for timing the oracle before it.
+			fmt.Fprintf(w, "warm-up campaign, budget %d …\n", min(budget, 200))
+			warm, _, err := setup.campaign(ctx, min(budget, 200), 1, batch, 0, inFlight)
+			if err != nil {
+				return err
+			}
+			prev := warm.Evaluations
 			for r := range rounds {
-				fmt.Fprintf(w, "(b) pipeline, 1 evaluator, budget %d (round %d of %d) …\n", budget, r+1, rounds)
 				cpuPath, memPath := cpuprofile, memprofile
 				if r > 0 {
 					cpuPath, memPath = "", ""
 				}
-				round, err := setup.round(ctx, w, budget, batch, inFlight, cpuPath, memPath)
+				fmt.Fprintf(w, "round %d of %d: (a), (b) with budget %d, (a) …\n", r+1, rounds, budget)
+				round, evs, err := setup.round(ctx, prev, budget, batch, inFlight, cpuPath, memPath)
 				if err != nil {
 					return err
 				}
 				rep.Rounds = append(rep.Rounds, round)
+				prev = evs
 			}
 			rep.pipelineRound = medianRound(rep.Rounds)
 			for _, n := range counts {
@@ -190,35 +202,41 @@ campaign's proposed candidates, so start-up and seeds do not count. As in
 	return cmd
 }
 
-// round runs campaign (b) and then (a), the oracle alone on its
-// candidates. Campaign (b) is profiled into cpuPath and memPath when those
-// are not empty.
-func (p *pipelineSetup) round(ctx context.Context, w io.Writer, budget, batch, inFlight int, cpuPath, memPath string) (pipelineRound, error) {
+// round times the oracle alone (a) on the previous campaign's candidates,
+// runs campaign (b), and times (a) again on its candidates: the mean of
+// the two (a) is what (b) is compared with, which cancels a steady drift
+// of the machine's speed. Campaign (b) is profiled into cpuPath and
+// memPath when those are not empty. It returns (b)'s evaluations.
+func (p *pipelineSetup) round(ctx context.Context, prev []*messages.Evaluation, budget, batch, inFlight int, cpuPath, memPath string) (pipelineRound, []*messages.Evaluation, error) {
 	var (
 		r    pipelineRound
 		res  *local.Result
 		span campaignSpan
 	)
-	err := profiled(cpuPath, memPath, func() (err error) {
+	before, cpuBefore, err := benchOracle(ctx, p.oracle, prev, batch)
+	if err != nil {
+		return r, nil, err
+	}
+	err = profiled(cpuPath, memPath, func() (err error) {
 		res, span, err = p.campaign(ctx, budget, 1, batch, 0, inFlight)
 		return err
 	})
 	if err != nil {
-		return r, err
+		return r, nil, err
+	}
+	after, cpuAfter, err := benchOracle(ctx, p.oracle, res.Evaluations, batch)
+	if err != nil {
+		return r, nil, err
 	}
 	r.PipelineRate = span.rate()
-	fmt.Fprintf(w, "(a) oracle alone on the same %d candidates …\n", len(res.Evaluations))
-	var oracleCPU float64
-	if r.OracleRate, oracleCPU, err = benchOracle(ctx, p.oracle, res.Evaluations, batch); err != nil {
-		return r, err
-	}
+	r.OracleRate = (before + after) / 2
 	r.PipelineRatio = r.PipelineRate / r.OracleRate
 	if span.cpu > 0 && span.evaluations > 0 {
 		r.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
-		r.OracleCPUPerEvaluation = 1000 * oracleCPU
+		r.OracleCPUPerEvaluation = 1000 * (cpuBefore + cpuAfter) / 2
 		r.CoresBusy = span.cpu / span.wall
 	}
-	return r, nil
+	return r, res.Evaluations, nil
 }
 
 // medianRound returns the round with the median ratio (of an even number,
