@@ -69,6 +69,10 @@ type scalingPoint struct {
 	Rate       float64 `json:"evaluations_per_second"`
 	Speedup    float64 `json:"speedup"`
 	Efficiency float64 `json:"efficiency"`
+	// CoresBusy is the process's CPU over the campaign's span: near the
+	// machine's cores, the services (not the oracle, which sleeps) bound
+	// the speed-up.
+	CoresBusy float64 `json:"cores_busy"`
 }
 
 func newBenchPipelineCmd() *cobra.Command {
@@ -165,13 +169,17 @@ report gives every round and the one with the median ratio. As in
 			}
 			rep.pipelineRound = medianRound(rep.Rounds)
 			for _, n := range counts {
-				b := max(100, 60*n)
+				b := max(200, 100*n)
 				fmt.Fprintf(w, "(c) %d evaluator(s), %s per candidate, budget %d …\n", n, delay, b)
 				_, span, err := setup.campaign(ctx, b, n, 4, delay, 16*n)
 				if err != nil {
 					return err
 				}
-				rep.Scaling = append(rep.Scaling, scalingPoint{Evaluators: n, Rate: span.rate()})
+				pt := scalingPoint{Evaluators: n, Rate: span.rate()}
+				if span.wall > 0 {
+					pt.CoresBusy = span.cpu / span.wall
+				}
+				rep.Scaling = append(rep.Scaling, pt)
 			}
 			for i := range rep.Scaling {
 				rep.Scaling[i].Speedup = rep.Scaling[i].Rate / rep.Scaling[0].Rate * float64(rep.Scaling[0].Evaluators)
@@ -508,9 +516,9 @@ func printPipelineReport(w io.Writer, r *pipelineReport) {
 			r.CPUPerEvaluation, r.OracleCPUPerEvaluation, r.CPUPerEvaluation-r.OracleCPUPerEvaluation, r.CoresBusy, r.GOMAXPROCS)
 	}
 	fmt.Fprintf(w, "(c) oracle delay %s per candidate:\n", r.Delay)
-	fmt.Fprintf(w, "    evaluators  evaluations/s  speed-up  efficiency\n")
+	fmt.Fprintf(w, "    evaluators  evaluations/s  speed-up  efficiency  cores busy\n")
 	for _, p := range r.Scaling {
-		fmt.Fprintf(w, "    %10d  %13.1f  %7.2fx  %9.0f%%\n", p.Evaluators, p.Rate, p.Speedup, 100*p.Efficiency)
+		fmt.Fprintf(w, "    %10d  %13.1f  %7.2fx  %9.0f%%  %10.2f\n", p.Evaluators, p.Rate, p.Speedup, 100*p.Efficiency, p.CoresBusy)
 	}
 }
 
