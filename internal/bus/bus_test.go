@@ -254,7 +254,9 @@ type headeredRequest struct {
 	value string
 }
 
-func (h headeredRequest) Headers() map[string]string { return map[string]string{"Crucible-Test": h.value} }
+func (h headeredRequest) Headers() map[string]string {
+	return map[string]string{"Crucible-Test": h.value}
+}
 
 // TestHeadersTravel: a Headered message's fields reach the consumer's
 // Delivery.Header, through Publish and PublishAll alike.
