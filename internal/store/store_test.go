@@ -408,3 +408,45 @@ func TestFindsAppend(t *testing.T) {
 		t.Fatalf("finds from 2: %+v %v", none, err)
 	}
 }
+
+// TestRecordEvaluationsFailsWhole: when one evaluation of a batch cannot
+// be recorded (here its island's pool key holds a string), the batch call
+// fails; recorded one by one, the others succeed — those the failed call
+// had applied come back as repeats, never counted twice — and only the bad
+// one fails. The reflector falls back to exactly this.
+func TestRecordEvaluationsFailsWhole(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if _, err := s.CreateCampaign(ctx, spec(t, "bad", 4, 2, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*EvaluationRecord
+	for k := 0; k < 2; k++ {
+		g, _, err := s.RequestGeneration(ctx, "bad", fmt.Sprintf("start/%d", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := candidate("bad", g.Generation, 0, fmt.Sprintf("b%d", k))
+		c.Island = k
+		if _, err := s.RecordProposal(ctx, "bad", &Proposal{Generation: g.Generation, Island: k, Candidates: []*messages.Candidate{c}}); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, evaluation(c, 0, 0.5, true))
+	}
+	if err := s.rdb.Set(ctx, s.poolKey("bad", 1, "success"), "not a sorted set", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordEvaluations(ctx, "bad", recs); err == nil {
+		t.Fatal("a batch with an unrecordable evaluation succeeded")
+	}
+	o, err := s.RecordEvaluation(ctx, "bad", recs[0])
+	if err != nil || o.Index != 1 {
+		t.Fatalf("the good evaluation alone: %+v %v", o, err)
+	}
+	if _, err := s.RecordEvaluation(ctx, "bad", recs[1]); err == nil {
+		t.Fatal("the bad evaluation alone succeeded")
+	}
+	if st, err := s.State(ctx, "bad"); err != nil || st.Counters.Evaluated != 1 || st.Counters.Hits != 1 {
+		t.Fatalf("counters %+v %v, want the good evaluation counted once", st.Counters, err)
+	}
+}

@@ -86,9 +86,8 @@ type pending struct {
 
 // handleBatch records a batch's evaluations, one store call per campaign
 // (in delivery order), then runs each one's follow-ups. An evaluation
-// fails alone (it is retried; recording is idempotent) unless its
-// campaign's store call fails, which fails the campaign's part of the
-// batch.
+// fails alone (it is retried; recording is idempotent): when a campaign's
+// store call fails, its evaluations are recorded one by one.
 func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	errs := make([]error, len(ds))
 	byCampaign := map[string][]pending{}
@@ -116,10 +115,22 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			recs[k] = Record(p.ev, p.spec)
 		}
 		outs, err := s.store.RecordEvaluations(ctx, c, recs)
-		if err != nil {
-			for _, p := range ps {
+		if err != nil && len(recs) > 1 {
+			// One bad evaluation must not fail the others with it (and
+			// take them to the dead letters after MaxDeliver): record each
+			// alone; those recorded already come back as repeats.
+			s.log.Warn("recording a batch failed; recording its evaluations one by one", zap.String("campaign", c), zap.Int("batch", len(recs)), zap.Error(err))
+			for k, p := range ps {
+				o, err := s.store.RecordEvaluation(ctx, c, recs[k])
+				if err == nil {
+					err = s.followUp(ctx, p.spec, p.ev, o)
+				}
 				errs[p.at] = err
 			}
+			continue
+		}
+		if err != nil {
+			errs[ps[0].at] = err
 			continue
 		}
 		for k, p := range ps {
