@@ -100,9 +100,10 @@ func newBenchPipelineCmd() *cobra.Command {
      timed right before and right after each campaign (b) and averaged;
  (b) a campaign through all four services in local mode (embedded NATS and
      Redis) with one evaluator: evaluations/s, and its ratio to (a);
- (c) the same with an artificial oracle cost per candidate (--delay,
-     standing for a DFT-class oracle), with 1, 2, 4, 8 evaluator replicas:
-     evaluations/s and the speed-up over one replica.
+ (c) the same with an artificial cost added to the oracle's per candidate
+     (--delay, standing for a DFT-class oracle), with 1, 2, 4, 8 evaluator
+     replicas: evaluations/s, the speed-up over one replica, and the cores
+     busy (the real oracle still runs under the delay).
 
 For (b) it also reports the CPU the process used per evaluation, split
 into the oracle's share (as measured in (a)) and the rest (proposer,
