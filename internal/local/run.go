@@ -281,6 +281,24 @@ func ProgressLine(p Progress, width int) string {
 	return b.String()
 }
 
+// paretoFormulas lists the front's formulas in order, with the number of
+// structures of a formula (polymorphs) on the front when more than one.
+func paretoFormulas(front []messages.ParetoPoint) string {
+	count := map[string]int{}
+	for _, p := range front {
+		count[p.Formula]++
+	}
+	names := make([]string, 0, len(count))
+	for f, n := range count {
+		if n > 1 {
+			f = fmt.Sprintf("%s ×%d", f, n)
+		}
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
 // PrintSummary writes a human-readable summary.
 func PrintSummary(w io.Writer, s *messages.Summary) {
 	fmt.Fprintf(w, "campaign %s (%s, generator %s): %s\n", s.Campaign, s.Task, s.Generator, s.State)
@@ -289,12 +307,7 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 	fmt.Fprintf(w, "  memorisation %.1f%% · unique compositions %d · mean E_hull %.3f eV/atom · SDE %.3f · AUDC %.3f\n",
 		100*s.MemorizationRate, s.UniqueCompositions, s.MeanEAboveHull, s.SDE, s.AUDC)
 	if len(s.ParetoFront) > 0 {
-		names := make([]string, 0, len(s.ParetoFront))
-		for _, p := range s.ParetoFront {
-			names = append(names, p.Formula)
-		}
-		sort.Strings(names)
-		fmt.Fprintf(w, "  Pareto front: %s\n", strings.Join(names, ", "))
+		fmt.Fprintf(w, "  Pareto front: %s\n", paretoFormulas(s.ParetoFront))
 	}
 	if s.LLMCalls > 0 {
 		fmt.Fprintf(w, "  LLM: %d calls (%d requests), %d prompt + %d completion tokens, %.0f + %.0f per call",
