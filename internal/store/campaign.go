@@ -90,11 +90,9 @@ func (s *Store) Campaigns(ctx context.Context) ([]string, error) {
 
 // State is a campaign's counters and control fields.
 type State struct {
-	Status   string
-	Episode  int
-	Inflight int
-	// FindsVersion changes whenever a candidate extends the hull.
-	FindsVersion  int
+	Status        string
+	Episode       int
+	Inflight      int
 	Counters      messages.Counters
 	EAboveHullSum float64
 	EAboveHullN   int
@@ -121,7 +119,6 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	st := &State{raw: m, Status: m["status"]}
 	st.Episode = st.Int("episode")
 	st.Inflight = st.Int("inflight")
-	st.FindsVersion = st.Int("finds_version")
 	st.Unique = st.Int("unique_compositions")
 	st.EAboveHullN = st.Int("ehull_n")
 	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)
@@ -364,7 +361,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 	keys = append(keys, s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
 		s.docsKey(campaign), s.findsKey(campaign), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign),
 		s.triggersKey(campaign))
-	args := make([]any, 0, evaluationArgs*len(rs))
+	args := []any{0} // ARGV[1]: the arguments per evaluation, set below
 	for _, r := range rs {
 		doc, err := json.Marshal(r.Member)
 		if err != nil {
@@ -384,11 +381,10 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 			ehull = strconv.FormatFloat(*r.EAboveHull, 'g', -1, 64)
 		}
 		keys = append(keys, s.poolKey(campaign, r.Island, "success"), s.poolKey(campaign, r.Island, "failure"))
-		args = append(args, r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
-			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit)
-	}
-	if len(args) != evaluationArgs*len(rs) {
-		return nil, fmt.Errorf("store: record evaluations: %d arguments for %d evaluations", len(args), len(rs))
+		rec := [...]any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit}
+		args[0] = len(rec)
+		args = append(args, rec[:]...)
 	}
 	res, err := scriptEvaluate.Run(ctx, s.rdb, keys, args...).StringSlice()
 	if err == nil && len(res) != len(rs) {
@@ -491,7 +487,7 @@ func (s *Store) Finds(ctx context.Context, campaign string) ([]Find, error) {
 
 // FindsFrom returns the campaign's finds after the first n, in the order
 // they were recorded: a reader that holds n finds fetches only the new
-// ones (the list only grows; FindsVersion is its length).
+// ones (the list only grows).
 func (s *Store) FindsFrom(ctx context.Context, campaign string, n int) ([]Find, error) {
 	docs, err := s.rdb.LRange(ctx, s.findsKey(campaign), int64(n), -1).Result()
 	if err != nil {
@@ -771,14 +767,4 @@ func (s *Store) Island(ctx context.Context, campaign string, island, k int) (*Is
 		rej[i] = r
 	}
 	return &IslandView{Successes: decode(docs[:n]), Failures: decode(docs[n:]), Rejects: decode(rej)}, nil
-}
-
-// FindsVersion is the number of the campaign's finds: it grows whenever a
-// candidate extends the hull (0 for a campaign without finds, or unknown).
-func (s *Store) FindsVersion(ctx context.Context, campaign string) (int, error) {
-	v, err := s.rdb.HGet(ctx, s.stateKey(campaign), "finds_version").Int()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	return v, err
 }

@@ -7,12 +7,13 @@ import "github.com/redis/go-redis/v9"
 const luaPrelude = `
 local st = KEYS[1]
 local function num(f) return tonumber(redis.call('HGET', st, f) or '0') or 0 end
-local function epBudget(e)
-  local b, n = num('budget'), num('episodes')
+-- epShare is episode e's share of a budget of b over n episodes.
+local function epShare(e, b, n)
   local q = math.floor(b / n)
   if e < b % n then return q + 1 end
   return q
 end
+local function epBudget(e) return epShare(e, num('budget'), num('episodes')) end
 -- reserve reserves the next generation of the current episode, once per
 -- trigger (triggers and gens are the campaign's hashes). Returns
 -- "g:slots:episode", or "-1:<why>" when none can be requested.
@@ -117,18 +118,14 @@ if n == 0 then stored = '' end
 return {cjson.encode(out), stored}
 `)
 
-// evaluationArgs is the number of ARGV entries per evaluation of
-// scriptEvaluate (its stride, stated there too).
-const evaluationArgs = 17
-
 // scriptEvaluate records evaluations of one campaign, each once, in order.
 // KEYS: state, evaluated, gens, comps, docs, finds list, island stats,
 // hits, curve, triggers, then per evaluation its island's success and
 // failure pools.
-// ARGV: per evaluation (evaluationArgs each) id, generation, episode,
-// island, seed, score, feasible, stable, valid, known, novel, formula,
-// e_above_hull ("" if none), member doc, pool size, find ("" if none), hit
-// doc ("" if not a hit). Returns per evaluation its outcome flags,
+// ARGV: the number of arguments per evaluation, then per evaluation id,
+// generation, episode, island, seed, score, feasible, stable, valid,
+// known, novel, formula, e_above_hull ("" if none), member doc, pool size,
+// find ("" if none), hit doc ("" if not a hit). Returns per evaluation its outcome flags,
 // prefixed "dup;" for a repeat. An evaluation that completes its
 // generation also reserves the next one (trigger "after/<g>", as
 // scriptRequest would) and reports it as "next=<reply of reserve>".
@@ -137,11 +134,7 @@ const evaluationArgs = 17
 // a Lua interpreter per call, and a real one saves the round trips.
 var scriptEvaluate = redis.NewScript(luaPrelude + `
 local budget, episodes = num('budget'), num('episodes')
-local function epBudgetOf(e)
-  local q = math.floor(budget / episodes)
-  if e < budget % episodes then return q + 1 end
-  return q
-end
+local stride = tonumber(ARGV[1])
 
 local function record(a, success, failure)
   local id = ARGV[a + 1]
@@ -168,10 +161,7 @@ local function record(a, success, failure)
   redis.call('HINCRBYFLOAT', KEYS[7], island .. ':sum', score)
 
   -- Finds are appended: readers fetch only what they have not seen.
-  if ARGV[a + 16] ~= '' then
-    redis.call('RPUSH', KEYS[6], ARGV[a + 16])
-    redis.call('HINCRBY', st, 'finds_version', 1)
-  end
+  if ARGV[a + 16] ~= '' then redis.call('RPUSH', KEYS[6], ARGV[a + 16]) end
 
   if seed then
     local done = redis.call('HINCRBY', st, 'seeds_evaluated', 1)
@@ -216,7 +206,7 @@ local function record(a, success, failure)
       gdone = true
     end
     local epDone = redis.call('HINCRBY', st, 'ep' .. ep .. '_evaluated', 1)
-    if epDone == epBudgetOf(ep) then table.insert(flags, 'episode_done') end
+    if epDone == epShare(ep, budget, episodes) then table.insert(flags, 'episode_done') end
     local status = redis.call('HGET', st, 'status')
     if index == budget then
       if status == 'running' then redis.call('HSET', st, 'status', 'completed') end
@@ -234,9 +224,8 @@ local function record(a, success, failure)
 end
 
 local out = {}
-local stride = 17 -- evaluationArgs
-for r = 0, #ARGV / stride - 1 do
-  out[r + 1] = record(r * stride, KEYS[11 + 2 * r], KEYS[12 + 2 * r])
+for r = 0, (#ARGV - 1) / stride - 1 do
+  out[r + 1] = record(1 + r * stride, KEYS[11 + 2 * r], KEYS[12 + 2 * r])
 end
 return out
 `)

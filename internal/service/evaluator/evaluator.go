@@ -265,21 +265,14 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 
 // campaignFinds returns the campaign's hull-extending finds as hull
 // entries. Finds only accumulate: a campaign's new ones are fetched and
-// parsed once, when its finds count has grown.
+// parsed once.
 func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.Entry, error) {
-	version, err := s.store.FindsVersion(ctx, campaign)
-	if err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	e := s.finds[campaign]
 	s.mu.Unlock()
-	if version <= e.n {
-		return e.entries, nil
-	}
 	fresh, err := s.store.FindsFrom(ctx, campaign, e.n)
-	if err != nil {
-		return nil, err
+	if err != nil || len(fresh) == 0 {
+		return e.entries, err
 	}
 	// A new array: batches in flight keep reading the old one.
 	next := findsEntry{n: e.n + len(fresh), entries: append(slices.Clip(e.entries), findEntries(fresh)...)}
