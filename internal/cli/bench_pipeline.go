@@ -176,11 +176,7 @@ report gives every round and the one with the median ratio. As in
 				if err != nil {
 					return err
 				}
-				pt := scalingPoint{Evaluators: n, Rate: span.rate()}
-				if span.wall > 0 {
-					pt.CoresBusy = span.cpu / span.wall
-				}
-				rep.Scaling = append(rep.Scaling, pt)
+				rep.Scaling = append(rep.Scaling, scalingPoint{Evaluators: n, Rate: span.rate(), CoresBusy: span.coresBusy()})
 			}
 			for i := range rep.Scaling {
 				rep.Scaling[i].Speedup = rep.Scaling[i].Rate / rep.Scaling[0].Rate * float64(rep.Scaling[0].Evaluators)
@@ -243,7 +239,7 @@ func (p *pipelineSetup) round(ctx context.Context, prev []*messages.Evaluation, 
 	if span.cpu > 0 && span.evaluations > 0 {
 		r.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
 		r.OracleCPUPerEvaluation = 1000 * (cpuBefore + cpuAfter) / 2
-		r.CoresBusy = span.cpu / span.wall
+		r.CoresBusy = span.coresBusy()
 	}
 	return r, res.Evaluations, nil
 }
@@ -338,6 +334,14 @@ func (s campaignSpan) rate() float64 {
 		return 0
 	}
 	return float64(s.proposed-1) / s.wall
+}
+
+// coresBusy is the process's CPU seconds per second of the span.
+func (s campaignSpan) coresBusy() float64 {
+	if s.wall <= 0 {
+		return 0
+	}
+	return s.cpu / s.wall
 }
 
 // pipelineSetup is what every campaign of the benchmark shares.

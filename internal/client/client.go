@@ -60,7 +60,14 @@ func (c *Client) Follow(ctx context.Context, stream, filter string, stopAtEnd bo
 			return nil
 		}
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.Bus.Subject(filter)}})
+	return c.read(ctx, st, filter, jetstream.DeliverAllPolicy, stopAtEnd, last, fn)
+}
+
+// read hands fn the messages of st matching filter from policy on, as
+// Follow and FollowNew describe; with stopAtEnd it returns after the
+// message with stream sequence last, or when none comes for a second.
+func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, stopAtEnd bool, last uint64, fn func(subject string, data []byte) (done bool, err error)) error {
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.Bus.Subject(filter)}, DeliverPolicy: policy})
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", filter, err)
 	}
@@ -79,20 +86,18 @@ func (c *Client) Follow(ctx context.Context, stream, filter string, stopAtEnd bo
 			msg, err = it.Next(jetstream.NextContext(ctx))
 		}
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
-				break
-			}
-			if stopAtEnd && (errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)) {
+			switch {
+			case ctx.Err() != nil:
+			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				return fmt.Errorf("follow %s: %w", filter, err)
+			case stopAtEnd && (errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)):
 				return nil // nothing more matches the filter
 			}
 			continue
 		}
 		done, ferr := fn(c.Bus.Unsubject(msg.Subject()), msg.Data())
-		if ferr != nil {
+		if ferr != nil || done {
 			return ferr
-		}
-		if done {
-			return nil
 		}
 		if stopAtEnd {
 			if md, err := msg.Metadata(); err == nil && md.Sequence.Stream >= last {
@@ -163,29 +168,5 @@ func (c *Client) FollowNew(ctx context.Context, stream, filter string, fn func(s
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", stream, err)
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{c.Bus.Subject(filter)}, DeliverPolicy: jetstream.DeliverNewPolicy,
-	})
-	if err != nil {
-		return fmt.Errorf("follow %s: %w", filter, err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("follow %s: %w", filter, err)
-	}
-	defer it.Stop()
-	for ctx.Err() == nil {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) && ctx.Err() == nil {
-				return fmt.Errorf("follow %s: %w", filter, err)
-			}
-			continue
-		}
-		done, ferr := fn(c.Bus.Unsubject(msg.Subject()), msg.Data())
-		if ferr != nil || done {
-			return ferr
-		}
-	}
-	return ctx.Err()
+	return c.read(ctx, st, filter, jetstream.DeliverNewPolicy, false, 0, fn)
 }
