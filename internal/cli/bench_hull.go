@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/bench"
+	"github.com/crucible-sci/crucible/internal/cputime"
 	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
@@ -172,7 +173,7 @@ type hullBenchRow struct {
 type hullClock struct{ cpu bool }
 
 func newHullClock(wall bool) hullClock {
-	_, ok := processCPUTime()
+	_, ok := cputime.Process()
 	return hullClock{cpu: ok && !wall}
 }
 
@@ -186,7 +187,7 @@ func (c hullClock) name() string {
 func (c hullClock) measure(n int, run func() error) (time.Duration, error) {
 	t0, c0 := time.Now(), time.Duration(0)
 	if c.cpu {
-		c0, _ = processCPUTime()
+		c0, _ = cputime.Process()
 	}
 	for i := 0; i < n; i++ {
 		if err := run(); err != nil {
@@ -194,7 +195,7 @@ func (c hullClock) measure(n int, run func() error) (time.Duration, error) {
 		}
 	}
 	if c.cpu {
-		c1, _ := processCPUTime()
+		c1, _ := cputime.Process()
 		return c1 - c0, nil
 	}
 	return time.Since(t0), nil

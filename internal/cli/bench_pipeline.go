@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/cputime"
 	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
@@ -426,11 +427,11 @@ type cpuSamples struct {
 // no samples.
 func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	var s cpuSamples
-	if _, ok := processCPUTime(); !ok {
+	if _, ok := cputime.Process(); !ok {
 		return func() cpuSamples { return s }
 	}
 	take := func() {
-		c, _ := processCPUTime()
+		c, _ := cputime.Process()
 		s.at, s.cpu = append(s.at, time.Now()), append(s.cpu, c.Seconds())
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
@@ -492,7 +493,7 @@ func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Eval
 		return 0, 0, fmt.Errorf("no candidate structures to time")
 	}
 	n := 0
-	cpu0, _ := processCPUTime()
+	cpu0, _ := cputime.Process()
 	start := time.Now()
 	for time.Since(start) < 3*time.Second || n < len(items) {
 		for i := 0; i < len(items); i += batch {
@@ -502,7 +503,7 @@ func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Eval
 		}
 		n += len(items)
 	}
-	cpu1, _ := processCPUTime()
+	cpu1, _ := cputime.Process()
 	return float64(n) / time.Since(start).Seconds(), (cpu1 - cpu0).Seconds() / float64(n), nil
 }
 

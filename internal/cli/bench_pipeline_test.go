@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sci/crucible/internal/cputime"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -42,7 +43,7 @@ func TestEvaluationSpan(t *testing.T) {
 }
 
 func TestSampleCPUCountsWork(t *testing.T) {
-	if _, ok := processCPUTime(); !ok {
+	if _, ok := cputime.Process(); !ok {
 		t.Skip("no process CPU time on this platform")
 	}
 	stop := sampleCPU(time.Millisecond)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sci/crucible/internal/cputime"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -12,13 +13,13 @@ import (
 // ns/op, the process CPU time per operation in ms (cpu-ms/op), which other
 // work on a shared machine does not inflate.
 func loop(b *testing.B, f func()) {
-	c0, ok := processCPUTime()
+	c0, ok := cputime.Process()
 	n := 0
 	for b.Loop() {
 		f()
 		n++
 	}
-	if c1, _ := processCPUTime(); ok && n > 0 {
+	if c1, _ := cputime.Process(); ok && n > 0 {
 		b.ReportMetric(float64(c1-c0)/float64(time.Millisecond)/float64(n), "cpu-ms/op")
 	}
 }
@@ -151,13 +152,13 @@ func BenchmarkAdd(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		c0, _ := processCPUTime()
+		c0, _ := cputime.Process()
 		for _, e := range extra {
 			if err := d.Add(e); err != nil {
 				b.Fatal(err)
 			}
 		}
-		c1, _ := processCPUTime()
+		c1, _ := cputime.Process()
 		cpu += c1 - c0
 		stable = len(d.Stable())
 	}
