@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -64,17 +63,9 @@ func (s *Store) ReadAudit(ctx context.Context, campaign string, islands int) (*A
 		}
 		a.Generations[g][field] = v
 		if field == "accepted" {
-			var out []any
-			if err := json.Unmarshal([]byte(v), &out); err != nil {
+			if a.Accepted[g], err = acceptedIDs(v); err != nil {
 				return fail("accepted ids of generation "+gs, err)
 			}
-			var acc []string
-			for _, x := range out[1:] {
-				if id, ok := x.(string); ok {
-					acc = append(acc, id)
-				}
-			}
-			a.Accepted[g] = acc
 		}
 	}
 	for i := 0; i < islands; i++ {

@@ -216,9 +216,28 @@ func (s *Store) RecordProposal(ctx context.Context, campaign string, p *Proposal
 
 // acceptedCandidates decodes a stored proposal and keeps the candidates
 // whose ids the accepted list ([n, ids…]) names.
+// acceptedIDs reads a generation's accepted record: the JSON array
+// [n, id…] that scriptPropose stores.
+func acceptedIDs(record string) ([]string, error) {
+	var arr []any
+	if err := json.Unmarshal([]byte(record), &arr); err != nil {
+		return nil, err
+	}
+	if len(arr) == 0 {
+		return nil, errors.New("empty accepted record")
+	}
+	ids := make([]string, 0, len(arr)-1)
+	for _, x := range arr[1:] {
+		if id, ok := x.(string); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
 func acceptedCandidates(acceptedJSON, proposalJSON string) ([]*messages.Candidate, error) {
-	var ids []any
-	if err := json.Unmarshal([]byte(acceptedJSON), &ids); err != nil || len(ids) == 0 {
+	ids, err := acceptedIDs(acceptedJSON)
+	if err != nil {
 		return nil, fmt.Errorf("store: accepted ids %q: %v", acceptedJSON, err)
 	}
 	out := []*messages.Candidate{}
@@ -226,10 +245,8 @@ func acceptedCandidates(acceptedJSON, proposalJSON string) ([]*messages.Candidat
 		return out, nil // empty, or completed and cleaned up
 	}
 	accepted := map[string]bool{}
-	for _, v := range ids[1:] {
-		if id, ok := v.(string); ok {
-			accepted[id] = true
-		}
+	for _, id := range ids {
+		accepted[id] = true
 	}
 	var cands []*messages.Candidate
 	if err := json.Unmarshal([]byte(proposalJSON), &cands); err != nil {
@@ -698,15 +715,11 @@ func (s *Store) ProposedIDs(ctx context.Context, campaign string) ([]string, err
 		if !strings.HasSuffix(k, ":accepted") {
 			continue
 		}
-		var ids []any
-		if err := json.Unmarshal([]byte(v), &ids); err != nil {
+		ids, err := acceptedIDs(v)
+		if err != nil {
 			return nil, fmt.Errorf("store: accepted ids of %s: %w", k, err)
 		}
-		for _, id := range ids[1:] {
-			if s, ok := id.(string); ok {
-				out = append(out, s)
-			}
-		}
+		out = append(out, ids...)
 	}
 	sort.Strings(out)
 	return out, nil
