@@ -190,10 +190,10 @@ func (c *Controller) Run(ctx context.Context, progress func() (float64, bool), f
 		switch {
 		case !redisDone && last >= c.RedisAt:
 			redisDone = true
-			c.restartRedis(ctx)
+			c.restartServer(ctx, "redis", c.Redis, &c.stats.RedisRestarts)
 		case !natsDone && last >= c.NATSAt:
 			natsDone = true
-			c.restartNATS(ctx)
+			c.restartServer(ctx, "nats", c.NATS, &c.stats.NATSRestarts)
 		default:
 			c.killOne(ctx)
 		}
@@ -261,38 +261,29 @@ func (c *Controller) restartDuringOutage(server string) {
 	}
 }
 
-func (c *Controller) restartRedis(ctx context.Context) {
-	if err := c.Redis.Kill(); err != nil {
-		c.logf("kill redis: %v", err)
-		return
-	}
-	dead := c.ServerDowntime + c.deadTime()
-	c.logf("SIGKILL redis-server; restart in %v", dead.Round(time.Millisecond))
-	c.restartDuringOutage("redis")
-	proc.WaitContext(ctx, dead)
-	if err := c.Redis.Start(); err != nil {
-		c.logf("restart redis: %v", err)
-		return
-	}
-	c.mu.Lock()
-	c.stats.RedisRestarts++
-	c.mu.Unlock()
+// server is a NATS or Redis server the controller kills and restarts.
+type server interface {
+	Kill() error
+	Start() error
 }
 
-func (c *Controller) restartNATS(ctx context.Context) {
-	if err := c.NATS.Kill(); err != nil {
-		c.logf("kill nats: %v", err)
+// restartServer SIGKILLs a server ("redis" or "nats"), kills a service
+// during the outage, and starts the server again after the downtime,
+// counting the restart in restarts.
+func (c *Controller) restartServer(ctx context.Context, name string, srv server, restarts *int) {
+	if err := srv.Kill(); err != nil {
+		c.logf("kill %s: %v", name, err)
 		return
 	}
 	dead := c.ServerDowntime + c.deadTime()
-	c.logf("SIGKILL nats-server; restart in %v", dead.Round(time.Millisecond))
-	c.restartDuringOutage("nats")
+	c.logf("SIGKILL %s-server; restart in %v", name, dead.Round(time.Millisecond))
+	c.restartDuringOutage(name)
 	proc.WaitContext(ctx, dead)
-	if err := c.NATS.Start(); err != nil {
-		c.logf("restart nats: %v", err)
+	if err := srv.Start(); err != nil {
+		c.logf("restart %s: %v", name, err)
 		return
 	}
 	c.mu.Lock()
-	c.stats.NATSRestarts++
+	*restarts++
 	c.mu.Unlock()
 }
