@@ -280,6 +280,35 @@ func TestMemoryBank(t *testing.T) {
 	}
 }
 
+// proposeGenerations creates campaign (budget 4, batch 2, one episode),
+// and records gens generations of perGen candidates each, generation k on
+// island k; it returns the candidates by generation.
+func proposeGenerations(t *testing.T, s *Store, campaign string, gens, perGen int) [][]*messages.Candidate {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.CreateCampaign(ctx, spec(t, campaign, 4, 2, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	var out [][]*messages.Candidate
+	for k := 0; k < gens; k++ {
+		g, ok, err := s.RequestGeneration(ctx, campaign, fmt.Sprintf("start/%d", k))
+		if err != nil || !ok {
+			t.Fatalf("request: %v %v", ok, err)
+		}
+		var cs []*messages.Candidate
+		for i := 0; i < perGen; i++ {
+			c := candidate(campaign, g.Generation, i, fmt.Sprintf("fp%d%d", k, i))
+			c.Island = k
+			cs = append(cs, c)
+		}
+		if _, err := s.RecordProposal(ctx, campaign, &Proposal{Generation: g.Generation, Island: k, Candidates: cs}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
 // TestRecordEvaluationsBatch: recording a batch in one call (with a
 // redelivery inside it, and two islands) leaves the same outcomes, counters
 // and pools as recording the evaluations one by one.
@@ -287,22 +316,8 @@ func TestRecordEvaluationsBatch(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	run := func(campaign string, record func([]*EvaluationRecord) []Outcome) ([]Outcome, *State, []*IslandView) {
-		if _, err := s.CreateCampaign(ctx, spec(t, campaign, 4, 2, 1), 0); err != nil {
-			t.Fatal(err)
-		}
 		var recs []*EvaluationRecord
-		for k := 0; k < 2; k++ {
-			g, ok, err := s.RequestGeneration(ctx, campaign, fmt.Sprintf("start/%d", k))
-			if err != nil || !ok {
-				t.Fatalf("request: %v %v", ok, err)
-			}
-			cs := []*messages.Candidate{candidate(campaign, g.Generation, 0, fmt.Sprintf("fp%d0", k)), candidate(campaign, g.Generation, 1, fmt.Sprintf("fp%d1", k))}
-			for _, c := range cs {
-				c.Island = k
-			}
-			if _, err := s.RecordProposal(ctx, campaign, &Proposal{Generation: g.Generation, Island: k, Candidates: cs}); err != nil {
-				t.Fatal(err)
-			}
+		for k, cs := range proposeGenerations(t, s, campaign, 2, 2) {
 			for i, c := range cs {
 				recs = append(recs, evaluation(c, 0, float64(k+i)/4, i == 0))
 			}
@@ -367,17 +382,7 @@ func TestRecordEvaluationsBatch(t *testing.T) {
 func TestFindsAppend(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	if _, err := s.CreateCampaign(ctx, spec(t, "fnd", 4, 2, 1), 0); err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := s.RequestGeneration(ctx, "fnd", "start")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := []*messages.Candidate{candidate("fnd", g.Generation, 0, "f0"), candidate("fnd", g.Generation, 1, "f1")}
-	if _, err := s.RecordProposal(ctx, "fnd", &Proposal{Generation: g.Generation, Candidates: cs}); err != nil {
-		t.Fatal(err)
-	}
+	cs := proposeGenerations(t, s, "fnd", 1, 2)[0]
 	var recs []*EvaluationRecord
 	for i, c := range cs {
 		r := evaluation(c, 0, 0.5, true)
@@ -390,7 +395,7 @@ func TestFindsAppend(t *testing.T) {
 	}
 	// The second evaluation completed generation 0 and reserved the next
 	// (2 of the budget's 4 left), which the repeat reports again.
-	want := Generation{Generation: g.Generation + 1, Slots: 2}
+	want := Generation{Generation: cs[0].Generation + 1, Slots: 2}
 	if !outs[1].GenerationDone || outs[1].Next == nil || *outs[1].Next != want || outs[2].Next != nil {
 		t.Fatalf("outcomes %+v, want generation %+v reserved by the second", outs, want)
 	}
@@ -414,21 +419,9 @@ func TestFindsAppend(t *testing.T) {
 func TestRecordEvaluationsFailsWhole(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
-	if _, err := s.CreateCampaign(ctx, spec(t, "bad", 4, 2, 1), 0); err != nil {
-		t.Fatal(err)
-	}
 	var recs []*EvaluationRecord
-	for k := 0; k < 2; k++ {
-		g, _, err := s.RequestGeneration(ctx, "bad", fmt.Sprintf("start/%d", k))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := candidate("bad", g.Generation, 0, fmt.Sprintf("b%d", k))
-		c.Island = k
-		if _, err := s.RecordProposal(ctx, "bad", &Proposal{Generation: g.Generation, Island: k, Candidates: []*messages.Candidate{c}}); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, evaluation(c, 0, 0.5, true))
+	for _, cs := range proposeGenerations(t, s, "bad", 2, 1) {
+		recs = append(recs, evaluation(cs[0], 0, 0.5, true))
 	}
 	if err := s.rdb.Set(ctx, s.poolKey("bad", 1, "success"), "not a sorted set", 0).Err(); err != nil {
 		t.Fatal(err)
