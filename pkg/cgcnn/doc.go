@@ -15,10 +15,16 @@
 // number of goroutines.
 //
 // The results agree with the original code run in float64 to about 1e-13
-// (absolute, in the model's units), except where some atom's 12th and 13th
-// neighbours are equidistant and of different elements: which of them the
-// reference keeps depends on rounding in pymatgen's neighbour search, and
-// this package keeps the one of lower site index.
+// (absolute, in the model's units) on all the golden structures. Where some
+// atom's 12th and 13th neighbours are equidistant, which of them CGCNN
+// keeps follows from the rounding in pymatgen's neighbour search and the
+// order it lists neighbours in; the featuriser reproduces both
+// (crystal.TiesAsPymatgen). That is exact for cells whose lattice matrix
+// is pymatgen's to the bit, which includes every cell with right angles
+// read from a CIF; for other angles numpy's vectorised trigonometry rounds
+// differently on different CPUs, so there the reference's own choice is
+// machine-dependent and ties are broken by pymatgen's order of a matrix
+// computed with Go's trigonometry.
 //
 // Speed comes from evaluating the same function with less arithmetic (the
 // first layer of each convolution split into per-atom and per-edge blocks,

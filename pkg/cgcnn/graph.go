@@ -101,9 +101,9 @@ func NewFeaturizer(atoms *AtomFeatures) *Featurizer { return &Featurizer{atoms: 
 
 // Featurize fills g with the crystal graph of s, as CGCNN's CIFData does:
 // each atom's features from the table; its MaxNeighbors nearest periodic
-// neighbours within Radius, sorted by distance (ties by index and image,
-// see crystal.NeighborFinder), padded with index 0 at Radius + 1 when there
-// are fewer; each distance d expanded as exp(−(d − μ_k)²/σ²),
+// neighbours within Radius, sorted by distance (of neighbours equidistant
+// with the last kept, those CGCNN keeps: crystal.TiesAsPymatgen), padded
+// with index 0 at Radius + 1 when there are fewer; each distance d expanded as exp(−(d − μ_k)²/σ²),
 // μ_k = k·GaussianStep, σ = GaussianWidth.
 //
 // Structures without sites, with an element the table does not cover, or
@@ -145,6 +145,7 @@ func (f *Featurizer) Featurize(s *crystal.Structure, g *Graph) error {
 		g.kindOf[i] = int32(k)
 	}
 
+	f.finder.Ties = crystal.TiesAsPymatgen
 	if err := f.finder.Find(s, Radius, MaxNeighbors, &f.nl); err != nil {
 		return fmt.Errorf("%w: neighbour search: %w", ErrInvalidStructure, err)
 	}

@@ -98,16 +98,42 @@ func LatticeFromParameters(a, b, c, alpha, beta, gamma float64) (Lattice, error)
 		}
 	}
 	rad := math.Pi / 180
-	ca, cb, cg := math.Cos(alpha*rad), math.Cos(beta*rad), math.Cos(gamma*rad)
-	sa, sb := math.Sin(alpha*rad), math.Sin(beta*rad)
-	val := (ca*cb - cg) / (sa * sb)
+	sa, ca := sinCos(alpha * rad)
+	sb, cb := sinCos(beta * rad)
+	_, cg := sinCos(gamma * rad)
+	val := (float64(ca*cb) - cg) / float64(sa*sb)
 	val = math.Max(-1, math.Min(1, val))
 	gammaStar := math.Acos(val)
+	sgs, cgs := sinCos(gammaStar)
 	return NewLattice([3][3]float64{
 		{a * sb, 0, a * cb},
-		{-b * sa * math.Cos(gammaStar), b * sa * math.Sin(gammaStar), b * ca},
+		{float64(-b*sa) * cgs, float64(b*sa) * sgs, b * ca},
 		{0, 0, c},
 	})
+}
+
+// Halves of π/2: pio2Hi is the float64 nearest π/2, pio2Lo the rest
+// (π/2 − pio2Hi, rounded).
+const (
+	pio2Hi = math.Pi / 2
+	pio2Lo = 6.123233995736766e-17
+)
+
+// sinCos returns sin x and cos x for x in radians, accurate to the last bit
+// near x = π/2, where a right angle's cosine is all rounding: for x in
+// [π/4, π] both are evaluated at y = x − π/2, which is computed exactly up
+// to one rounding (x − pio2Hi is exact there), so cos of the float64
+// nearest π/2 is pio2Lo, 6.123233995736766e-17, as the C library and numpy
+// give it (math.Cos gives 6.1232339957367574e-17). Cells built from their
+// parameters thus have the same matrix, to the bit, as pymatgen's for the
+// same CIF, which CGCNN's neighbour ties depend on (see TiesAsPymatgen).
+func sinCos(x float64) (sin, cos float64) {
+	if x < math.Pi/4 || x > math.Pi {
+		return math.Sincos(x)
+	}
+	y := (x - pio2Hi) - pio2Lo
+	s, c := math.Sincos(y)
+	return c, -s
 }
 
 // Matrix returns the lattice vectors as rows.

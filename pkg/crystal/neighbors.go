@@ -48,7 +48,8 @@ func compareNeighbors(a, b Neighbor) int {
 }
 
 // NeighborList holds the neighbours of every site of a structure, each
-// site's sorted by increasing distance (ties by index, then image).
+// site's sorted by increasing distance (ties by index, then image, unless
+// the finder's TieOrder says otherwise).
 type NeighborList struct {
 	start []int // site i's neighbours are nbrs[start[i]:start[i+1]]
 	nbrs  []Neighbor
@@ -107,6 +108,10 @@ func (s *Structure) NearestNeighbors(k int, cutoff float64) (*NeighborList, erro
 // lattice translation, so cutoffs larger than the cell and triclinic cells
 // need no special case, and every pair within the cutoff is visited once.
 type NeighborFinder struct {
+	// Ties chooses among neighbours equidistant with the k-th of a
+	// k-nearest search (default TiesByIndex).
+	Ties TieOrder
+
 	cart    []Vec3
 	binOf   []int32
 	binHead []int32 // first atom of each bin, −1 if empty
@@ -114,6 +119,8 @@ type NeighborFinder struct {
 	shift   [][3]int
 	offsets []binOffset
 	cand    []Neighbor
+	pmg     pymatgenFrame
+	pmgTied []tiedNeighbor
 }
 
 type binOffset struct {
@@ -220,6 +227,13 @@ func (f *NeighborFinder) Find(s *Structure, cutoff float64, k int, dst *Neighbor
 	dst.nbrs = dst.nbrs[:0]
 	m := lat.Matrix()
 	cut2 := cutoff * cutoff
+	// With TiesAsPymatgen the k-nearest search keeps, past the k-th, the
+	// neighbours within tieWindow of it, for rankTies to choose from.
+	window := 0.0
+	if k > 0 && f.Ties == TiesAsPymatgen {
+		window = tieWindow
+	}
+	framed := false
 	for i := 0; i < n; i++ {
 		dst.start[i] = len(dst.nbrs)
 		bi := int(f.binOf[i])
@@ -259,9 +273,9 @@ func (f *NeighborFinder) Find(s *Structure, cutoff float64, k int, dst *Neighbor
 					f.cand = append(f.cand, nbr)
 					continue
 				}
-				f.cand = insertBest(f.cand, nbr, k)
-				if len(f.cand) == k {
-					limit = f.cand[k-1].Distance
+				f.cand = insertBest(f.cand, nbr, k, window)
+				if len(f.cand) >= k {
+					limit = min(cutoff, f.cand[k-1].Distance+window)
 					limit2 = limit * limit
 				}
 			}
@@ -269,16 +283,26 @@ func (f *NeighborFinder) Find(s *Structure, cutoff float64, k int, dst *Neighbor
 		if k <= 0 {
 			slices.SortFunc(f.cand, compareNeighbors)
 		}
+		if len(f.cand) > k && window > 0 {
+			if !framed {
+				f.pmg.init(s, cutoff)
+				framed = true
+			}
+			f.cand, f.pmgTied = f.pmg.rankTies(s, i, f.cand, k, f.pmgTied)
+		}
 		dst.nbrs = append(dst.nbrs, f.cand...)
 	}
 	dst.start[n] = len(dst.nbrs)
 	return nil
 }
 
-// insertBest inserts nbr into best (sorted, at most k long), dropping the
-// worst when full.
-func insertBest(best []Neighbor, nbr Neighbor, k int) []Neighbor {
-	if len(best) == k {
+// insertBest inserts nbr into best (sorted), keeping the k best and, past
+// them, those within window (Å) of the k-th; the rest are dropped.
+func insertBest(best []Neighbor, nbr Neighbor, k int, window float64) []Neighbor {
+	if len(best) >= k && nbr.Distance > best[k-1].Distance+window {
+		return best
+	}
+	if window == 0 && len(best) == k {
 		if !nbr.less(best[k-1]) {
 			return best
 		}
@@ -291,6 +315,13 @@ func insertBest(best []Neighbor, nbr Neighbor, k int) []Neighbor {
 	best = append(best, Neighbor{})
 	copy(best[pos+1:], best[pos:])
 	best[pos] = nbr
+	if window > 0 && len(best) > k {
+		end := len(best)
+		for end > k && best[end-1].Distance > best[k-1].Distance+window {
+			end--
+		}
+		best = best[:end]
+	}
 	return best
 }
 
