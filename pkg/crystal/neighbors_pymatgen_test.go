@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -106,6 +107,63 @@ func TestSinCos(t *testing.T) {
 		tol := 2 * (math.Nextafter(1, 2) - 1)
 		if math.Abs(s-ws) > tol || math.Abs(c-wc) > tol {
 			t.Errorf("sinCos(%v°) = %v, %v; math.Sincos %v, %v", deg, s, c, ws, wc)
+		}
+	}
+}
+
+// TestTiesAsPymatgenChangesOnlyTies checks, on cells with many
+// equidistant neighbours (atoms on a grid, right and oblique angles), that
+// the pymatgen tie order keeps k neighbours per site, in order of distance,
+// at the same distances as the index order: only which of equidistant
+// neighbours are kept may differ.
+func TestTiesAsPymatgenChangesOnlyTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cells := [][6]float64{
+		{4, 4, 4, 90, 90, 90}, {3.9, 3.9, 6, 90, 90, 120}, {4, 4.4, 5.2, 90, 105.5, 90},
+		{4, 4.4, 4.8, 80, 95, 75.25}, {2.5, 2.5, 2.5, 90, 90, 90},
+	}
+	for c, p := range cells {
+		lat, err := LatticeFromParameters(p[0], p[1], p[2], p[3], p[4], p[5])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 20 {
+			seen := map[Vec3]bool{}
+			var species []Element
+			var frac []Vec3
+			for range 1 + rng.IntN(6) {
+				x := Vec3{float64(rng.IntN(4)) / 4, float64(rng.IntN(4)) / 4, float64(rng.IntN(4)) / 4}
+				if !seen[x] {
+					seen[x] = true
+					frac = append(frac, x)
+					species = append(species, Element(1+rng.IntN(3)))
+				}
+			}
+			s, err := NewStructure(lat, species, frac)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 6, 12} {
+				byIndex, pmg := NeighborFinder{}, NeighborFinder{Ties: TiesAsPymatgen}
+				var a, b NeighborList
+				if err := byIndex.Find(s, 8, k, &a); err != nil {
+					t.Fatal(err)
+				}
+				if err := pmg.Find(s, 8, k, &b); err != nil {
+					t.Fatal(err)
+				}
+				for i := range s.Species {
+					x, y := a.Of(i), b.Of(i)
+					if len(x) != len(y) {
+						t.Fatalf("cell %d trial %d k %d site %d: %d neighbours, index order %d", c, trial, k, i, len(y), len(x))
+					}
+					for j := range x {
+						if math.Abs(x[j].Distance-y[j].Distance) > 1e-9 || (j > 0 && y[j].Distance < y[j-1].Distance-1e-9) {
+							t.Fatalf("cell %d trial %d k %d site %d: distances %v, index order %v", c, trial, k, i, y, x)
+						}
+					}
+				}
+			}
 		}
 	}
 }
