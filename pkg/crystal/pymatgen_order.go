@@ -10,13 +10,14 @@ import (
 type TieOrder int
 
 const (
-	// TiesByIndex keeps the lower site index, then the lower image. The
-	// result does not depend on rounding noise.
+	// TiesByIndex keeps the lower site index, then the lower image.
 	TiesByIndex TieOrder = iota
 	// TiesAsPymatgen reproduces pymatgen's Structure.get_all_neighbors
 	// followed by a stable sort on distance, as CGCNN builds its graph
 	// (pymatgen 2022.11.7, the version of the published reference
-	// predictions). See pymatgenFrame.
+	// predictions). It is exact when the structure's lattice matrix and
+	// coordinates are pymatgen's to the bit (LatticeFromParameters matches
+	// pymatgen for right angles). See pymatgenFrame.
 	TiesAsPymatgen
 )
 
@@ -41,9 +42,10 @@ const tieWindow = 1e-9
 // efermi on the golden perovskites), so the featuriser reproduces it.
 //
 // What is reproduced, in pymatgen's order of floating-point operations
-// (products and sums never fused):
-//   - the sites' Cartesian coordinates frac·M (numpy's dot, through
-//     OpenBLAS's fused multiply-adds);
+// (the search's compiled code never fuses a product with a sum; numpy's
+// dot, through OpenBLAS, does):
+//   - the sites' Cartesian coordinates frac·M (numpy's dot: a chain of
+//     fused multiply-adds);
 //   - the search's own fractional coordinates, from M⁻¹ by cofactors, wrapped
 //     into [0, 1) with Python's modulo, and back to Cartesian;
 //   - each image: i·a + j·b + k·c + position in the cell, and its squared
