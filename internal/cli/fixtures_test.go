@@ -9,20 +9,6 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
-// buildPrototype builds formula in the named prototype of the library.
-func buildPrototype(t *testing.T, proto, formula string) *crystal.Structure {
-	t.Helper()
-	p, err := crystal.PrototypeByName(proto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := crystal.Build(p, crystal.MustParseFormula(formula))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Structure
-}
-
 // fixtureFiles writes test inputs into one temporary folder and records
 // their paths by name.
 type fixtureFiles struct {

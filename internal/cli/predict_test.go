@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/testenv"
 )
 
@@ -16,9 +17,9 @@ import (
 func predictFixtures(t *testing.T) map[string]string {
 	t.Helper()
 	f := newFixtureFiles(t)
-	nacl := buildPrototype(t, "rocksalt", "NaCl")
+	nacl := crystaltest.Build(t, "rocksalt", "NaCl")
 	f.cif("NaCl.cif", nacl)
-	f.pymatgenJSON("RbSrBr3.json", buildPrototype(t, "perovskite", "RbSrBr3"))
+	f.pymatgenJSON("RbSrBr3.json", crystaltest.Build(t, "perovskite", "RbSrBr3"))
 	big, err := nacl.Supercell(10, 10, 5)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -29,8 +30,8 @@ func runValidateCmd(t *testing.T, args ...string) (string, error) {
 func validateFixtures(t *testing.T) map[string]string {
 	t.Helper()
 	f := newFixtureFiles(t)
-	f.cif("NaCl.cif", buildPrototype(t, "rocksalt", "NaCl"))
-	f.pymatgenJSON("SrTiO3.json", buildPrototype(t, "perovskite", "SrTiO3"))
+	f.cif("NaCl.cif", crystaltest.Build(t, "rocksalt", "NaCl"))
+	f.pymatgenJSON("SrTiO3.json", crystaltest.Build(t, "perovskite", "SrTiO3"))
 	l, err := crystal.LatticeFromParameters(4, 4, 4, 90, 90, 90)
 	if err != nil {
 		t.Fatal(err)

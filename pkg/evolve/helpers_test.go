@@ -4,28 +4,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
-// builtStructure builds formula in a library prototype.
-func builtStructure(t testing.TB, formula, proto string) *crystal.Structure {
-	t.Helper()
-	p, err := crystal.PrototypeByName(proto)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := crystal.Build(p, crystal.MustParseFormula(formula))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Structure
-}
-
 // parent is a Parent built in a prototype; id is the formula.
 func parent(t testing.TB, formula, proto string, props map[string]float64) Parent {
 	t.Helper()
-	return Parent{ID: formula, Structure: builtStructure(t, formula, proto), Properties: props}
+	return Parent{ID: formula, Structure: crystaltest.Build(t, proto, formula), Properties: props}
 }
 
 // wideGap is LLEMA's "Stable Wide-Bandgap Semiconductors" task.

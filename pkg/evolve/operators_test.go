@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -382,7 +383,7 @@ func TestSubstitutionOutsideTheLibraryKeepsTheCell(t *testing.T) {
 	// An ordered SrBaTi2O6 cell (half the Sr of a doubled perovskite
 	// replaced) is no library prototype: substitutions keep its cell and
 	// scale its volume with the ions.
-	s := builtStructure(t, "SrTiO3", "perovskite")
+	s := crystaltest.Build(t, "perovskite", "SrTiO3")
 	sc, err := s.Supercell(2, 1, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 	var reqs []Request
 	for _, c := range cases {
-		reqs = append(reqs, Request{Structure: prototype(b, c.proto, c.formula), Hull: true})
+		reqs = append(reqs, Request{Structure: crystaltest.Build(b, c.proto, c.formula), Hull: true})
 	}
 	if _, err := o.Evaluate(context.Background(), reqs); err != nil {
 		b.Fatal(err)

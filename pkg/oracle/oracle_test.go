@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/internal/testenv"
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
@@ -37,20 +38,6 @@ func testOracle(t testing.TB) *Oracle {
 	return shared.o
 }
 
-// prototype builds formula in a prototype of the crystal library.
-func prototype(t testing.TB, name, formula string) *crystal.Structure {
-	t.Helper()
-	p, err := crystal.PrototypeByName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := crystal.Build(p, crystal.MustParseFormula(formula))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Structure
-}
-
 func evaluate(t testing.TB, o *Oracle, reqs ...Request) []Result {
 	t.Helper()
 	res, err := o.Evaluate(context.Background(), reqs)
@@ -73,7 +60,7 @@ func codes(rs []Reason) []string {
 
 func TestInvalidStructures(t *testing.T) {
 	o := testOracle(t)
-	nacl := prototype(t, "rocksalt", "NaCl")
+	nacl := crystaltest.Build(t, "rocksalt", "NaCl")
 
 	// An extra Na atom 0.3 Å from the Cl atom.
 	cl := nacl.Species[1]
@@ -185,7 +172,7 @@ func TestUnsupportedElement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := evaluate(t, on, Request{Structure: prototype(t, "rocksalt", "NaCl"), Hull: true}, Request{Structure: prototype(t, "rocksalt", "KCl")})
+	res := evaluate(t, on, Request{Structure: crystaltest.Build(t, "rocksalt", "NaCl"), Hull: true}, Request{Structure: crystaltest.Build(t, "rocksalt", "KCl")})
 	if res[0].Valid || len(res[0].Reasons) != 1 || res[0].Reasons[0].Code != ReasonUnsupportedElement || !strings.Contains(res[0].Reasons[0].Detail, "Na") {
 		t.Errorf("NaCl without Na features: %+v", res[0])
 	}
@@ -208,7 +195,7 @@ func TestPrototypeFormationEnergies(t *testing.T) {
 	}
 	var reqs []Request
 	for _, c := range cases {
-		reqs = append(reqs, Request{Structure: prototype(t, c.proto, c.formula)})
+		reqs = append(reqs, Request{Structure: crystaltest.Build(t, c.proto, c.formula)})
 	}
 	mixed := evaluate(t, o, reqs...)
 	pure := evaluate(t, surrogateOnly, reqs...)
@@ -240,8 +227,8 @@ const unknownFormula = "RbSrBr3"
 func TestKnownAndUnknown(t *testing.T) {
 	o := testOracle(t)
 	res := evaluate(t, o,
-		Request{Structure: prototype(t, "rocksalt", "NaCl")},
-		Request{Structure: prototype(t, "perovskite", unknownFormula)})
+		Request{Structure: crystaltest.Build(t, "rocksalt", "NaCl")},
+		Request{Structure: crystaltest.Build(t, "perovskite", unknownFormula)})
 	known, unknown := res[0], res[1]
 	if !known.Known || !known.Valid {
 		t.Fatalf("NaCl: known %v valid %v %+v", known.Known, known.Valid, known.Reasons)
@@ -336,8 +323,8 @@ func TestOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := []Request{
-		{Structure: prototype(t, "perovskite", unknownFormula), Hull: true},
-		{Structure: prototype(t, "rocksalt", "NaCl"), Hull: true},
+		{Structure: crystaltest.Build(t, "perovskite", unknownFormula), Hull: true},
+		{Structure: crystaltest.Build(t, "rocksalt", "NaCl"), Hull: true},
 	}
 	res := evaluate(t, gapOnly, reqs...)
 	if len(res[0].Properties) != 3 || res[0].Properties["band_gap"].Source != SourceCGCNN {
@@ -375,7 +362,7 @@ func TestEvaluateCancelled(t *testing.T) {
 	o := testOracle(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := o.Evaluate(ctx, []Request{{Structure: prototype(t, "rocksalt", "NaCl")}}); !errors.Is(err, context.Canceled) {
+	if _, err := o.Evaluate(ctx, []Request{{Structure: crystaltest.Build(t, "rocksalt", "NaCl")}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 }

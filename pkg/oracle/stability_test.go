@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/testenv"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
@@ -95,7 +96,7 @@ func TestStabilityOfKnownCompounds(t *testing.T) {
 		{"rocksalt", "NaCl"}, {"rocksalt", "MgO"}, {"perovskite", "SrTiO3"}, {"wurtzite", "GaN"}, {"spinel", "MgAl2O4"},
 	}
 	for _, c := range cases {
-		r := evaluate(t, o, Request{Structure: prototype(t, c.proto, c.formula), Hull: true})[0]
+		r := evaluate(t, o, Request{Structure: crystaltest.Build(t, c.proto, c.formula), Hull: true})[0]
 		st := r.Stability
 		if st == nil {
 			t.Errorf("%s: no stability; warnings %+v", c.formula, r.Warnings)
@@ -115,7 +116,7 @@ func TestStabilityOfKnownCompounds(t *testing.T) {
 
 func TestStabilityOfUnknownCompound(t *testing.T) {
 	o := testOracle(t)
-	r := evaluate(t, o, Request{Structure: prototype(t, "perovskite", unknownFormula), Hull: true})[0]
+	r := evaluate(t, o, Request{Structure: crystaltest.Build(t, "perovskite", unknownFormula), Hull: true})[0]
 	st := r.Stability
 	if st == nil {
 		t.Fatalf("no stability: %+v", r.Warnings)
@@ -145,7 +146,7 @@ func TestStabilityOfUnknownCompound(t *testing.T) {
 // request without changing the shared reference hull.
 func TestStabilityExtraEntries(t *testing.T) {
 	o := testOracle(t)
-	s := prototype(t, "perovskite", unknownFormula)
+	s := crystaltest.Build(t, "perovskite", unknownFormula)
 	base := evaluate(t, o, Request{Structure: s, Hull: true})[0].Stability
 	if base == nil {
 		t.Fatal("no stability")
@@ -224,7 +225,7 @@ func TestStabilityExtraEntries(t *testing.T) {
 
 func TestStabilityWarnings(t *testing.T) {
 	o := testOracle(t)
-	raO, err := crystal.Substitute(prototype(t, "rocksalt", "MgO"), crystal.MustElement("Mg"), crystal.MustElement("Ra"))
+	raO, err := crystal.Substitute(crystaltest.Build(t, "rocksalt", "MgO"), crystal.MustElement("Mg"), crystal.MustElement("Ra"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,11 +240,11 @@ func TestStabilityWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = evaluate(t, small, Request{Structure: prototype(t, "perovskite", "SrTiO3"), Hull: true})[0]
+	r = evaluate(t, small, Request{Structure: crystaltest.Build(t, "perovskite", "SrTiO3"), Hull: true})[0]
 	if r.Stability != nil || len(r.Warnings) != 1 || r.Warnings[0].Code != ReasonTooManyElements {
 		t.Errorf("SrTiO3 with at most 2 elements: stability %+v, warnings %+v", r.Stability, r.Warnings)
 	}
-	r = evaluate(t, o, Request{Structure: prototype(t, "rocksalt", "NaCl")})[0]
+	r = evaluate(t, o, Request{Structure: crystaltest.Build(t, "rocksalt", "NaCl")})[0]
 	if r.Stability != nil || len(r.Warnings) != 0 {
 		t.Errorf("no hull asked: stability %+v, warnings %+v", r.Stability, r.Warnings)
 	}
@@ -262,7 +263,7 @@ func TestConcurrentEvaluate(t *testing.T) {
 	batch := func(withExtra bool) []Request {
 		var reqs []Request
 		for _, c := range cases {
-			r := Request{Structure: prototype(t, c.proto, c.formula), Hull: true}
+			r := Request{Structure: crystaltest.Build(t, c.proto, c.formula), Hull: true}
 			if withExtra {
 				r.Extra = extra
 			}

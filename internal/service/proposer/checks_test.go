@@ -4,23 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
-
-func rockSalt(t *testing.T, formula string) *crystal.Structure {
-	t.Helper()
-	p, err := crystal.PrototypeByName("rocksalt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := crystal.Build(p, crystal.MustParseFormula(formula))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Structure
-}
 
 func TestCheckerEnforcesDirectives(t *testing.T) {
 	spec := &messages.CampaignSpec{ID: "c", Budget: 10, Task: task.Task{Name: "t",
@@ -46,7 +34,7 @@ func TestCheckerEnforcesDirectives(t *testing.T) {
 	}
 	for i, tc := range cases {
 		c := &messages.Candidate{}
-		reasons := k.check(Proposed{Structure: rockSalt(t, tc.formula)}, c)
+		reasons := k.check(Proposed{Structure: crystaltest.Build(t, "rocksalt", tc.formula)}, c)
 		switch {
 		case tc.code == "" && len(reasons) > 0:
 			t.Errorf("%d %s rejected: %v", i, tc.formula, reasons)
@@ -57,7 +45,7 @@ func TestCheckerEnforcesDirectives(t *testing.T) {
 		}
 	}
 	// A stated formula that disagrees with the structure is rejected.
-	if r := k.check(Proposed{Structure: rockSalt(t, "NaCl"), Formula: "NaCl2"}, &messages.Candidate{}); len(r) == 0 || r[0].Code != string(crystal.ReasonFormulaMismatch) {
+	if r := k.check(Proposed{Structure: crystaltest.Build(t, "rocksalt", "NaCl"), Formula: "NaCl2"}, &messages.Candidate{}); len(r) == 0 || r[0].Code != string(crystal.ReasonFormulaMismatch) {
 		t.Errorf("formula mismatch: %v", r)
 	}
 	if r := k.check(Proposed{}, &messages.Candidate{}); len(r) == 0 || r[0].Code != "no_structure" {
