@@ -103,8 +103,8 @@ func NewFeaturizer(atoms *AtomFeatures) *Featurizer { return &Featurizer{atoms: 
 // each atom's features from the table; its MaxNeighbors nearest periodic
 // neighbours within Radius, sorted by distance (of neighbours equidistant
 // with the last kept, those CGCNN keeps: crystal.TiesAsPymatgen), padded
-// with index 0 at Radius + 1 when there are fewer; each distance d expanded as exp(−(d − μ_k)²/σ²),
-// μ_k = k·GaussianStep, σ = GaussianWidth.
+// with index 0 at Radius + 1 when there are fewer; each distance d
+// expanded as exp(−(d − μ_k)²/σ²), μ_k = k·GaussianStep, σ = GaussianWidth.
 //
 // Structures without sites, with an element the table does not cover, or
 // with an atom that has no neighbour within Radius are rejected with an

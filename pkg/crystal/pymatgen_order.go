@@ -1,6 +1,7 @@
 package crystal
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -132,8 +133,7 @@ func blasRowTimes(v Vec3, m *[3][3]float64) Vec3 {
 func rowTimes(v Vec3, m *[3][3]float64) Vec3 {
 	var out Vec3
 	for j := 0; j < 3; j++ {
-		out[j] = prod(v[0], m[0][j]) + prod(v[1], m[1][j])
-		out[j] += prod(v[2], m[2][j])
+		out[j] = prod(v[0], m[0][j]) + prod(v[1], m[1][j]) + prod(v[2], m[2][j])
 	}
 	return out
 }
@@ -142,7 +142,7 @@ func rowTimes(v Vec3, m *[3][3]float64) Vec3 {
 // negative x (so a tiny negative x wraps to exactly 1.0 after rounding).
 func pyMod1(x float64) float64 {
 	r := math.Mod(x, 1)
-	if r != 0 && r < 0 {
+	if r < 0 {
 		r++
 	}
 	return r
@@ -158,22 +158,22 @@ type pymatgenKey struct {
 	site  int
 }
 
-// before reports whether neighbour k comes before o in CGCNN's list.
-func (k pymatgenKey) before(o pymatgenKey) bool {
-	if k.dist != o.dist {
-		return k.dist < o.dist
+// compare orders neighbours as CGCNN's list does: by pymatgen's distance,
+// then by listing position (cube rank ascending, image and site
+// descending).
+func (k pymatgenKey) compare(o pymatgenKey) int {
+	if c := cmp.Compare(k.dist, o.dist); c != 0 {
+		return c
 	}
-	if k.cube != o.cube {
-		return k.cube < o.cube
+	if c := cmp.Compare(k.cube, o.cube); c != 0 {
+		return c
 	}
-	if k.image != o.image {
-		for a := 0; a < 3; a++ {
-			if k.image[a] != o.image[a] {
-				return k.image[a] > o.image[a]
-			}
+	for a := 0; a < 3; a++ {
+		if c := cmp.Compare(o.image[a], k.image[a]); c != 0 {
+			return c
 		}
 	}
-	return k.site > o.site
+	return cmp.Compare(o.site, k.site)
 }
 
 // key computes where pymatgen lists neighbour nb of site c, and at what
@@ -188,9 +188,7 @@ func (p *pymatgenFrame) key(s *Structure, c int, nb Neighbor) pymatgenKey {
 	m := &p.m
 	var pos Vec3
 	for a := 0; a < 3; a++ {
-		t := prod(float64(img[0]), m[0][a]) + prod(float64(img[1]), m[1][a])
-		t += prod(float64(img[2]), m[2][a])
-		pos[a] = t + p.inCell[l][a]
+		pos[a] = prod(float64(img[0]), m[0][a]) + prod(float64(img[1]), m[1][a]) + prod(float64(img[2]), m[2][a]) + p.inCell[l][a]
 	}
 	ctr := p.cart[c]
 	d2 := 0.0
@@ -234,15 +232,7 @@ func (p *pymatgenFrame) rankTies(s *Structure, c int, cand []Neighbor, k int, bu
 	for _, nb := range group {
 		buf = append(buf, tiedNeighbor{nb, p.key(s, c, nb)})
 	}
-	slices.SortFunc(buf, func(x, y tiedNeighbor) int {
-		switch {
-		case x.key.before(y.key):
-			return -1
-		case y.key.before(x.key):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(buf, func(x, y tiedNeighbor) int { return x.key.compare(y.key) })
 	for i, t := range buf {
 		group[i] = t.nb
 	}
