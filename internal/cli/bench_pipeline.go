@@ -25,6 +25,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/oracle"
 	"github.com/crucible-sci/crucible/pkg/reference"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -63,6 +64,12 @@ type pipelineRound struct {
 	CPUPerEvaluation       float64 `json:"cpu_ms_per_evaluation"`
 	OracleCPUPerEvaluation float64 `json:"oracle_cpu_ms_per_evaluation"`
 	CoresBusy              float64 `json:"cores_busy"`
+	// Where (b) loses against (a): the share of the span the evaluator's
+	// oracle was working, and its speed while it did (structures/s, from
+	// the evaluations' oracle seconds) against (a). Their product is about
+	// the ratio.
+	OracleBusy  float64 `json:"oracle_busy"`
+	OracleSpeed float64 `json:"oracle_speed_in_pipeline_over_alone"`
 }
 
 type scalingPoint struct {
@@ -97,7 +104,10 @@ func newBenchPipelineCmd() *cobra.Command {
 		Long: `pipeline measures, in one run on this machine:
 
  (a) the oracle alone (validity, reference lookup, CGCNN, hull) on the
-     candidates of a campaign, in the evaluator's batches: structures/s,
+     candidates of a campaign, as the evaluator gave them to it: in its
+     batches, each with the campaign's finds evaluated before it was
+     proposed as extra hull phases, and from the same start (no hull
+     diagram built yet, as each campaign (b) starts): structures/s,
      timed right before and right after each campaign (b) and averaged;
  (b) a campaign through all four services in local mode (embedded NATS and
      Redis) with one evaluator: evaluations/s, and its ratio to (a);
@@ -111,7 +121,9 @@ into the oracle's share (as measured in (a)) and the rest (proposer,
 reflector, judge, embedded brokers, the collecting client), and how many
 cores were busy: when all are, the pipeline is CPU-bound and (b) over (a)
 is bounded by the oracle's share. --workers 1 leaves the other cores to
-the services. With --nats and --redis the campaigns run on real servers
+the services. It splits the ratio into the share of the time the
+evaluator's oracle was working and its speed while it did, against (a):
+a busy oracle running slower is one sharing its core. With --nats and --redis the campaigns run on real servers
 (their CPU is then not the process's).
 
 Rates are taken between the first and the last evaluation of the
@@ -136,7 +148,7 @@ report gives every round and the one with the median ratio. As in
 			if rounds < 1 {
 				return &exitError{code: 2, err: fmt.Errorf("--rounds: %d is not a positive integer", rounds)}
 			}
-			_, orc, err := wire.Oracle(data, workers)
+			orc, _, err := wire.Oracle(data, workers)
 			if err != nil {
 				return err
 			}
@@ -155,7 +167,7 @@ report gives every round and the one with the median ratio. As in
 			if err != nil {
 				return err
 			}
-			prev := warm.Evaluations
+			prev := warm
 			for r := range rounds {
 				cpuPath, memPath := cpuprofile, memprofile
 				if r > 0 {
@@ -212,14 +224,14 @@ report gives every round and the one with the median ratio. As in
 // runs campaign (b), and times (a) again on its candidates: the mean of
 // the two (a) is what (b) is compared with, which cancels a steady drift
 // of the machine's speed. Campaign (b) is profiled into cpuPath and
-// memPath when those are not empty. It returns (b)'s evaluations.
-func (p *pipelineSetup) round(ctx context.Context, prev []*messages.Evaluation, budget, batch, inFlight int, cpuPath, memPath string) (pipelineRound, []*messages.Evaluation, error) {
+// memPath when those are not empty. It returns campaign (b).
+func (p *pipelineSetup) round(ctx context.Context, prev *benchCampaign, budget, batch, inFlight int, cpuPath, memPath string) (pipelineRound, *benchCampaign, error) {
 	var (
 		r    pipelineRound
-		res  *local.Result
+		res  *benchCampaign
 		span campaignSpan
 	)
-	before, cpuBefore, err := benchOracle(ctx, p.oracle, prev, batch)
+	before, cpuBefore, err := benchOracle(ctx, p.cold, prev, batch)
 	if err != nil {
 		return r, nil, err
 	}
@@ -230,7 +242,7 @@ func (p *pipelineSetup) round(ctx context.Context, prev []*messages.Evaluation, 
 	if err != nil {
 		return r, nil, err
 	}
-	after, cpuAfter, err := benchOracle(ctx, p.oracle, res.Evaluations, batch)
+	after, cpuAfter, err := benchOracle(ctx, p.cold, res, batch)
 	if err != nil {
 		return r, nil, err
 	}
@@ -242,7 +254,11 @@ func (p *pipelineSetup) round(ctx context.Context, prev []*messages.Evaluation, 
 		r.OracleCPUPerEvaluation = 1000 * (cpuBefore + cpuAfter) / 2
 		r.CoresBusy = span.coresBusy()
 	}
-	return r, res.Evaluations, nil
+	if span.wall > 0 && span.oracle > 0 {
+		r.OracleBusy = span.oracle / span.wall
+		r.OracleSpeed = float64(span.evaluations) / span.oracle / r.OracleRate
+	}
+	return r, res, nil
 }
 
 // medianRound returns the round with the median ratio (of an even number,
@@ -325,6 +341,7 @@ func parseInts(s string) ([]int, error) {
 type campaignSpan struct {
 	wall        float64 // seconds
 	cpu         float64 // CPU seconds of the process (0 = not measured)
+	oracle      float64 // seconds the evaluators' oracle worked on the span's evaluations
 	proposed    int     // evaluations of proposed candidates (all inside the span)
 	evaluations int     // evaluations inside the span, seeds included
 }
@@ -348,7 +365,7 @@ func (s campaignSpan) coresBusy() float64 {
 // pipelineSetup is what every campaign of the benchmark shares.
 type pipelineSetup struct {
 	servers             local.Options // NATSURL and RedisURL ("" = embedded)
-	oracle              evaluator.Oracle
+	oracle              *oracle.Oracle
 	db                  *reference.DB
 	proposerConcurrency int
 }
@@ -356,9 +373,13 @@ type pipelineSetup struct {
 // campaign runs one campaign on a fresh in-process stack and returns it
 // with its span: the evaluations and the CPU the process used between the
 // first and the last proposed candidate's evaluation.
-func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch int, delay time.Duration, inFlight int) (*local.Result, campaignSpan, error) {
+func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch int, delay time.Duration, inFlight int) (*benchCampaign, campaignSpan, error) {
 	id := fmt.Sprintf("bench-%d-%d", evaluators, time.Now().UnixNano())
-	opts := local.Options{NATSURL: p.servers.NATSURL, RedisURL: p.servers.RedisURL, Oracle: p.oracle, Evaluators: evaluators}
+	orc, err := p.cold()
+	if err != nil {
+		return nil, campaignSpan{}, err
+	}
+	opts := local.Options{NATSURL: p.servers.NATSURL, RedisURL: p.servers.RedisURL, Oracle: orc, Evaluators: evaluators}
 	if opts.NATSURL != "" || opts.RedisURL != "" {
 		// Real servers: the run gets its own namespace and leaves nothing.
 		opts.Namespace, opts.MemoryStreams = id, true
@@ -394,13 +415,52 @@ func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch 
 	}
 	first, last := evaluationSpan(res.Evaluations)
 	span := campaignSpan{wall: last.Sub(first).Seconds(), proposed: len(res.Evaluations), evaluations: len(res.Evaluations)}
+	for _, ev := range res.Evaluations {
+		span.oracle += ev.OracleSeconds
+	}
 	for _, ev := range res.Seeds {
 		if !ev.EvaluatedAt.Before(first) && !ev.EvaluatedAt.After(last) {
 			span.evaluations++
+			span.oracle += ev.OracleSeconds
 		}
 	}
 	span.cpu = samples.between(first, last)
-	return res, span, nil
+	finds, err := st.Store.Finds(ctx, id)
+	if err != nil {
+		return nil, campaignSpan{}, err
+	}
+	return &benchCampaign{Result: res, finds: finds}, span, nil
+}
+
+// benchCampaign is a campaign's results and its finds (the hull phases
+// its evaluations added, in the order they were recorded).
+type benchCampaign struct {
+	*local.Result
+	finds []store.Find
+}
+
+// oracleItems are the campaign's candidates as the evaluator gave them to
+// the oracle: each with the campaign's finds that were evaluated before
+// the candidate was proposed (the evaluator read at least those), as
+// extra hull phases.
+func (c *benchCampaign) oracleItems() []evaluator.Item {
+	evaluated := map[string]time.Time{}
+	for _, ev := range append(slices.Clip(c.Evaluations), c.Seeds...) {
+		evaluated[ev.ID] = ev.EvaluatedAt
+	}
+	finds := slices.Clone(c.finds)
+	slices.SortStableFunc(finds, func(a, b store.Find) int { return evaluated[a.ID].Compare(evaluated[b.ID]) })
+	extra := evaluator.FindEntries(finds)
+	var items []evaluator.Item
+	for _, ev := range c.Evaluations {
+		s, err := ev.Candidate.Structure.Crystal()
+		if err != nil {
+			continue
+		}
+		k := sort.Search(len(finds), func(i int) bool { return !evaluated[finds[i].ID].Before(ev.Candidate.ProposedAt) })
+		items = append(items, evaluator.Item{Structure: s, StatedFormula: ev.Candidate.Structure.Formula, Extra: extra[:k:k]})
+	}
+	return items
 }
 
 // evaluationSpan returns the first and the last evaluation time.
@@ -477,41 +537,54 @@ func (s cpuSamples) between(a, b time.Time) float64 {
 	return s.cpuAt(b) - s.cpuAt(a)
 }
 
-// benchOracle evaluates the candidates' structures in batches, as an
-// evaluator does, repeating until a few seconds have passed. It returns
-// structures/s and CPU seconds per structure.
-func benchOracle(ctx context.Context, orc evaluator.Oracle, evs []*messages.Evaluation, batch int) (rate, cpuPer float64, err error) {
-	var items []evaluator.Item
-	for _, ev := range evs {
-		s, err := ev.Candidate.Structure.Crystal()
-		if err != nil {
-			continue
-		}
-		items = append(items, evaluator.Item{Structure: s, StatedFormula: ev.Candidate.Structure.Formula})
+// cold returns the oracle with no hull diagram built: each campaign (b)
+// and each pass of (a) start from the same state, so that both include
+// building the diagrams of the chemical systems the candidates reach.
+func (p *pipelineSetup) cold() (evaluator.Oracle, error) {
+	o, err := p.oracle.Cold()
+	if err != nil {
+		return nil, err
 	}
+	return evaluator.HierarchicalOracle{Oracle: o}, nil
+}
+
+// benchOracle evaluates a campaign's candidates in batches, as its
+// evaluator did (oracleItems), each pass over them on a cold oracle,
+// repeating until a few seconds have passed. It returns structures/s and
+// CPU seconds per structure.
+func benchOracle(ctx context.Context, cold func() (evaluator.Oracle, error), c *benchCampaign, batch int) (rate, cpuPer float64, err error) {
+	items := c.oracleItems()
 	if len(items) == 0 {
 		return 0, 0, fmt.Errorf("no candidate structures to time")
 	}
 	n := 0
-	cpu0, _ := cputime.Process()
-	start := time.Now()
-	for time.Since(start) < 3*time.Second || n < len(items) {
+	var elapsed time.Duration
+	var cpu time.Duration
+	for elapsed < 3*time.Second || n < len(items) {
+		orc, err := cold()
+		if err != nil {
+			return 0, 0, err
+		}
+		cpu0, _ := cputime.Process()
+		start := time.Now()
 		for i := 0; i < len(items); i += batch {
 			if _, err := orc.Evaluate(ctx, items[i:min(i+batch, len(items))]); err != nil {
 				return 0, 0, err
 			}
 		}
+		elapsed += time.Since(start)
+		cpu1, _ := cputime.Process()
+		cpu += cpu1 - cpu0
 		n += len(items)
 	}
-	cpu1, _ := cputime.Process()
-	return float64(n) / time.Since(start).Seconds(), (cpu1 - cpu0).Seconds() / float64(n), nil
+	return float64(n) / elapsed.Seconds(), cpu.Seconds() / float64(n), nil
 }
 
 func printPipelineReport(w io.Writer, r *pipelineReport) {
 	fmt.Fprintf(w, "GOMAXPROCS %d, oracle workers %s\n", r.GOMAXPROCS, workersText(r.Workers))
 	if len(r.Rounds) > 1 {
 		for i, x := range r.Rounds {
-			fmt.Fprintf(w, "round %d: (a) %8.1f structures/s, (b) %8.1f evaluations/s = %.0f%%\n", i+1, x.OracleRate, x.PipelineRate, 100*x.PipelineRatio)
+			fmt.Fprintf(w, "round %d: (a) %8.1f structures/s, (b) %8.1f evaluations/s = %.0f%% (oracle busy %.0f%%, at %.0f%% speed)\n", i+1, x.OracleRate, x.PipelineRate, 100*x.PipelineRatio, 100*x.OracleBusy, 100*x.OracleSpeed)
 		}
 		fmt.Fprintf(w, "the round with the median ratio:\n")
 	}
@@ -520,6 +593,9 @@ func printPipelineReport(w io.Writer, r *pipelineReport) {
 	if r.CPUPerEvaluation > 0 {
 		fmt.Fprintf(w, "    CPU per evaluation %.2f ms (oracle %.2f ms, services and brokers %.2f ms); %.2f of %d cores busy\n",
 			r.CPUPerEvaluation, r.OracleCPUPerEvaluation, r.CPUPerEvaluation-r.OracleCPUPerEvaluation, r.CoresBusy, r.GOMAXPROCS)
+	}
+	if r.OracleBusy > 0 {
+		fmt.Fprintf(w, "    the evaluator's oracle worked %.0f%% of the time, at %.0f%% of its speed in (a)\n", 100*r.OracleBusy, 100*r.OracleSpeed)
 	}
 	fmt.Fprintf(w, "(c) oracle delay %s per candidate:\n", r.Delay)
 	fmt.Fprintf(w, "    evaluators  evaluations/s  speed-up  efficiency  cores busy\n")

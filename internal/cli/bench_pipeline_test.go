@@ -2,10 +2,14 @@ package cli
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/cputime"
+	"github.com/crucible-sci/crucible/internal/crystaltest"
+	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -77,5 +81,40 @@ func TestMedianRound(t *testing.T) {
 	}
 	if got := medianRound(rs[:1]); got.OracleRate != 1 {
 		t.Errorf("median of one: %+v", got)
+	}
+}
+
+// The oracle is timed on what the evaluator gave it: each candidate with
+// the finds evaluated before it was proposed.
+func TestOracleItemsCarryEarlierFinds(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := messages.StructureOf(crystaltest.Build(t, "rocksalt", "NaCl"))
+	ev := func(id string, proposed, evaluated time.Duration) *messages.Evaluation {
+		return &messages.Evaluation{ID: id, EvaluatedAt: t0.Add(evaluated),
+			Candidate: messages.Candidate{ID: id, ProposedAt: t0.Add(proposed), Structure: st}}
+	}
+	c := &benchCampaign{
+		Result: &local.Result{
+			Seeds:       []*messages.Evaluation{ev("seed", 0, 1*time.Second)},
+			Evaluations: []*messages.Evaluation{ev("a", 0, 2*time.Second), ev("b", 2500*time.Millisecond, 3*time.Second), ev("c", 5*time.Second, 6*time.Second)},
+		},
+		// Recorded out of evaluation order.
+		finds: []store.Find{{ID: "b", Formula: "NaCl", EnergyPerAtom: -2}, {ID: "seed", Formula: "NaCl", EnergyPerAtom: -1}},
+	}
+	items := c.oracleItems()
+	if len(items) != 3 {
+		t.Fatalf("%d items for 3 candidates", len(items))
+	}
+	for i, want := range [][]string{{}, {"campaign-seed"}, {"campaign-seed", "campaign-b"}} {
+		var got []string
+		for _, e := range items[i].Extra {
+			got = append(got, e.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("candidate %d: extra phases %v, want %v", i, got, want)
+		}
+		if items[i].StatedFormula != "NaCl" || items[i].Structure == nil {
+			t.Errorf("candidate %d: %+v", i, items[i])
+		}
 	}
 }

@@ -149,6 +149,19 @@ func newOracle(ref *reference.DB, set *cgcnn.Set, atoms *cgcnn.AtomFeatures, opt
 	return o, nil
 }
 
+// Cold returns an oracle sharing o's tables and checkpoints that has built
+// no hull diagram yet: o's cost on a chemical system it has not seen, for
+// timing the oracle as a campaign meets it.
+func (o *Oracle) Cold() (*Oracle, error) {
+	hulls, err := hull.NewCache(o.ref.HullEntries())
+	if err != nil {
+		return nil, fmt.Errorf("oracle: reference phases: %w", err)
+	}
+	c := *o
+	c.hulls = hulls
+	return &c, nil
+}
+
 // checkpointNames validates Options.Checkpoints, defaulting to all.
 func checkpointNames(names []string) ([]string, error) {
 	if names == nil {

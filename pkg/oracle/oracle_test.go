@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -393,5 +395,32 @@ func TestSurrogateConversions(t *testing.T) {
 		if math.Abs(v-tc.v) > 1e-12*tc.v || math.Abs(tc.s.Uncertainty(v)-tc.unc) > 1e-12 {
 			t.Errorf("%s(%v) = %v ± %v, want %v ± %v", tc.s.Checkpoint, tc.y, v, tc.s.Uncertainty(v), tc.v, tc.unc)
 		}
+	}
+}
+
+func TestCold(t *testing.T) {
+	o := testOracle(t)
+	req := Request{Structure: crystaltest.Build(t, "perovskite", unknownFormula), Hull: true}
+	warm := evaluate(t, o, req)[0]
+	if warm.Stability == nil {
+		t.Fatalf("%s: no stability %+v", unknownFormula, warm.Warnings)
+	}
+	system := warm.Stability.System
+	if !slices.Contains(o.hulls.Systems(), system) {
+		t.Fatalf("the oracle did not keep the diagram of %s: %v", system, o.hulls.Systems())
+	}
+	c, err := o.Cold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.hulls.Systems(); len(got) != 0 {
+		t.Fatalf("a cold oracle has diagrams of %v", got)
+	}
+	cold := evaluate(t, c, req)[0]
+	if !reflect.DeepEqual(cold, warm) {
+		t.Errorf("cold oracle: %+v\nwarm: %+v", cold, warm)
+	}
+	if !slices.Contains(o.hulls.Systems(), system) || c.hulls == o.hulls {
+		t.Error("the cold copy shares the original's hull cache")
 	}
 }

@@ -275,7 +275,7 @@ func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.En
 		return e.entries, err
 	}
 	// A new array: batches in flight keep reading the old one.
-	next := findsEntry{n: e.n + len(fresh), entries: append(slices.Clip(e.entries), findEntries(fresh)...)}
+	next := findsEntry{n: e.n + len(fresh), entries: append(slices.Clip(e.entries), FindEntries(fresh)...)}
 	s.mu.Lock()
 	if len(s.finds) > 10000 {
 		s.finds = map[string]findsEntry{}

@@ -34,10 +34,11 @@ func (h HierarchicalOracle) Evaluate(ctx context.Context, items []Item) ([]Outco
 	return out, nil
 }
 
-// findEntries turns a campaign's finds into hull entries; a find whose
-// formula does not parse (it always does: the proposer wrote it) is left
-// out rather than failing the batch.
-func findEntries(finds []store.Find) []hull.Entry {
+// FindEntries turns a campaign's finds into hull entries, as the
+// evaluator gives them to the oracle (Item.Extra); a find whose formula
+// does not parse (it always does: the proposer wrote it) is left out
+// rather than failing the batch.
+func FindEntries(finds []store.Find) []hull.Entry {
 	if len(finds) == 0 {
 		return nil
 	}
