@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -438,5 +439,105 @@ func TestRecordEvaluationsFailsWhole(t *testing.T) {
 	}
 	if st, err := s.State(ctx, "bad"); err != nil || st.Counters.Evaluated != 1 || st.Counters.Hits != 1 {
 		t.Fatalf("counters %+v %v, want the good evaluation counted once", st.Counters, err)
+	}
+}
+
+// TestRecordEvaluationsBatchTrims: a batch that overfills both islands'
+// pools (with tied scores), adds finds, hits, discovery-curve points and
+// composition statistics leaves every key exactly as recording the same
+// evaluations one by one does.
+func TestRecordEvaluationsBatchTrims(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	scores := []float64{0.5, 0.5, 0.5, 0.75, 0.5, 0.5}
+	formulas := []string{"GaN", "AlN", "GaN", "ZnO", "AlN", "GaN"}
+	run := func(campaign string, record func([]*EvaluationRecord)) map[string]string {
+		if _, err := s.CreateCampaign(ctx, spec(t, campaign, 12, 6, 1), 0); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*EvaluationRecord
+		for k := range 2 {
+			g, ok, err := s.RequestGeneration(ctx, campaign, fmt.Sprintf("start/%d", k))
+			if err != nil || !ok || g.Slots != 6 {
+				t.Fatalf("request: %+v %v %v", g, ok, err)
+			}
+			var cs []*messages.Candidate
+			for i := range 6 {
+				c := candidate(campaign, g.Generation, i, fmt.Sprintf("fp%d%d", k, i))
+				c.Island = k
+				cs = append(cs, c)
+			}
+			if _, err := s.RecordProposal(ctx, campaign, &Proposal{Generation: g.Generation, Island: k, Candidates: cs}); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range cs {
+				r := evaluation(c, 0, scores[i]+0.1*float64(k), i%2 == 0)
+				r.Formula, r.Member.Formula = formulas[i], formulas[i]
+				r.Stable, r.Novel, r.Known = i%3 == 0, i != 4, i == 4
+				if i != 5 {
+					e := 0.01*float64(i) + 0.003*float64(k)
+					r.EAboveHull = &e
+				}
+				if i == 0 {
+					r.Find = &Find{ID: c.ID, Formula: formulas[i], EnergyPerAtom: -1.5}
+				}
+				if r.Feasible {
+					r.Hit = &HitDoc{Formula: formulas[i], Score: r.Score, Margins: map[string]float64{"band_gap": r.Score}}
+				}
+				recs = append(recs, r)
+			}
+		}
+		record(recs)
+		out := map[string]string{}
+		for name, key := range map[string]string{"state": s.stateKey(campaign), "evaluated": s.evaluatedKey(campaign),
+			"gens": s.gensKey(campaign), "comps": s.compsKey(campaign), "docs": s.docsKey(campaign),
+			"islands": s.islandsKey(campaign), "hits": s.hitsKey(campaign), "triggers": s.triggersKey(campaign)} {
+			m, err := s.rdb.HGetAll(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(m, "created")
+			out[name] = fmt.Sprint(m)
+		}
+		for name, key := range map[string]string{"finds": s.findsKey(campaign), "curve": s.curveKey(campaign)} {
+			out[name] = fmt.Sprint(s.rdb.LRange(ctx, key, 0, -1).Val())
+		}
+		for k := range 2 {
+			for _, kind := range []string{"success", "failure"} {
+				out[fmt.Sprint(k, kind)] = fmt.Sprint(s.rdb.ZRangeWithScores(ctx, s.poolKey(campaign, k, kind), 0, -1).Val())
+			}
+		}
+		for name, v := range out {
+			out[name] = strings.ReplaceAll(v, campaign, "CAMPAIGN")
+		}
+		return out
+	}
+	one := run("trim-one", func(rs []*EvaluationRecord) {
+		for _, r := range rs {
+			if _, err := s.RecordEvaluation(ctx, "trim-one", r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	batch := run("trim-batch", func(rs []*EvaluationRecord) {
+		if _, err := s.RecordEvaluations(ctx, "trim-batch", rs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for name, v := range one {
+		if batch[name] != v {
+			t.Errorf("%s one by one:\n%s\nbatched:\n%s", name, v, batch[name])
+		}
+	}
+	// The pools kept the two best of each kind; the docs hash holds
+	// exactly the pools' members.
+	if p := batch["0success"]; p != "[{0.5 CAMPAIGN-g0-c2} {0.5 CAMPAIGN-g0-c4}]" {
+		t.Errorf("island 0 successes %s", p)
+	}
+	if d := batch["docs"]; strings.Count(d, `"id":`) != 8 {
+		t.Errorf("docs %s, want the 8 pool members'", d)
+	}
+	if !strings.Contains(batch["state"], "evaluated:12") || !strings.Contains(batch["state"], "status:completed") {
+		t.Errorf("state %s", batch["state"])
 	}
 }
