@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -731,7 +732,43 @@ func (s *Store) PoolIDs(ctx context.Context, campaign string, island int, kind s
 	return s.rdb.ZRange(ctx, s.poolKey(campaign, island, kind), 0, -1).Result()
 }
 
-// IslandView is what a generation shows of an island.
+// memberCache keeps decoded member documents by their text: an island's
+// pools change by a member or two per generation, so most of a view's
+// documents were decoded for an earlier one. A text always decodes to the
+// same member, so nothing is ever stale. The members share their slices
+// and maps between views and must not be modified.
+type memberCache struct {
+	mu sync.Mutex
+	m  map[string]Member
+}
+
+// maxCachedMembers bounds the cache (documents hold a structure: a few
+// kilobytes each); it starts over when full.
+const maxCachedMembers = 1024
+
+// decode returns the member a document holds; false if it does not
+// decode (such a document is left out of the view).
+func (c *memberCache) decode(doc string) (Member, bool) {
+	c.mu.Lock()
+	m, ok := c.m[doc]
+	c.mu.Unlock()
+	if ok {
+		return m, true
+	}
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		return Member{}, false
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedMembers {
+		c.m = make(map[string]Member, maxCachedMembers)
+	}
+	c.m[doc] = m
+	c.mu.Unlock()
+	return m, true
+}
+
+// IslandView is what a generation shows of an island. Its members are
+// shared with later views and must not be modified.
 type IslandView struct {
 	Successes, Failures, Rejects []Member
 }
@@ -767,8 +804,7 @@ func (s *Store) Island(ctx context.Context, campaign string, island, k int) (*Is
 			if !ok {
 				continue
 			}
-			var m Member
-			if json.Unmarshal([]byte(str), &m) == nil {
+			if m, ok := s.members.decode(str); ok {
 				out = append(out, m)
 			}
 		}

@@ -36,8 +36,9 @@ type Options struct {
 
 // Store is the Redis state of Crucible.
 type Store struct {
-	rdb    redis.UniversalClient
-	prefix string
+	rdb     redis.UniversalClient
+	prefix  string
+	members memberCache
 }
 
 // Open connects to Redis and checks the connection.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -539,5 +540,38 @@ func TestRecordEvaluationsBatchTrims(t *testing.T) {
 	}
 	if !strings.Contains(batch["state"], "evaluated:12") || !strings.Contains(batch["state"], "status:completed") {
 		t.Errorf("state %s", batch["state"])
+	}
+}
+
+// TestIslandMembersDecodedOnce: a view's members are decoded once per
+// document text and then shared; a document that does not decode is left
+// out of the view.
+func TestIslandMembersDecodedOnce(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	cs := proposeGenerations(t, s, "view", 1, 2)[0]
+	if _, err := s.RecordEvaluations(ctx, "view", []*EvaluationRecord{evaluation(cs[0], 0, 0.5, true), evaluation(cs[1], 0, 0.25, false)}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Island(ctx, "view", 0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Successes) != 1 || len(first.Failures) != 1 || first.Successes[0].ID != cs[0].ID || first.Failures[0].Score != 0.25 {
+		t.Fatalf("view %+v", first)
+	}
+	if n := len(s.members.m); n != 2 {
+		t.Fatalf("%d decoded documents cached, want 2", n)
+	}
+	again, err := s.Island(ctx, "view", 0, 5)
+	if err != nil || !reflect.DeepEqual(again, first) {
+		t.Fatalf("second view %+v %v, want %+v", again, err, first)
+	}
+	if err := s.rdb.HSet(ctx, s.docsKey("view"), cs[1].ID, "{not json").Err(); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := s.Island(ctx, "view", 0, 5)
+	if err != nil || len(bad.Failures) != 0 || len(bad.Successes) != 1 {
+		t.Fatalf("view with an undecodable document: %+v %v", bad, err)
 	}
 }
