@@ -128,7 +128,7 @@ a busy oracle running slower is one sharing its core. With --nats and --redis th
 
 Rates are taken between the first and the last evaluation of the
 campaign's proposed candidates, so start-up and seeds do not count. After
-a warm-up campaign, (a) and (b) run --rounds times (default 3); the
+a warm-up campaign, (a) and (b) run --rounds times (default 5); the
 report gives every round and the one with the median ratio. As in
 "crucible local", the collector runs at GOGC=400 unless GOGC is set.`,
 		Args: cobra.NoArgs,
@@ -216,7 +216,7 @@ report gives every round and the one with the median ratio. As in
 	f.StringVar(&redisURL, "redis", "", "run the campaigns on this Redis server instead of an embedded one (keys deleted afterwards)")
 	f.IntVar(&workers, "workers", 0, "oracle workers of the evaluator, for (a) and (b) (0 = one per CPU)")
 	f.IntVar(&proposerConc, "proposer-concurrency", 8, "generation requests the proposer handles at once")
-	f.IntVar(&rounds, "rounds", 3, "rounds of (b) then (a); the report gives the round with the median ratio, and every round")
+	f.IntVar(&rounds, "rounds", 5, "rounds of (b) then (a); the report gives the round with the median ratio, and every round")
 	return cmd
 }
 
