@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -16,16 +15,8 @@ import (
 // Redis-protocol server (or the real one when CRUCIBLE_TEST_REDIS_URL is
 // set). The figure per evaluation is ns/op ÷ 8.
 func BenchmarkRecordGeneration(b *testing.B) {
-	url, _ := testsrv.Redis(b)
+	s := open(b)
 	ctx := context.Background()
-	s, err := Open(ctx, Options{URL: url, Namespace: testsrv.Namespace()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = s.DeleteNamespace(context.Background())
-		s.Close()
-	})
 	const slots = 8
 	sp := &messages.CampaignSpec{ID: "bench", Budget: 1 << 30, BatchSize: slots, Episodes: 1, SubmittedAt: time.Now()}
 	sp.ApplyDefaults()

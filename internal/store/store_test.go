@@ -13,7 +13,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
-func open(t *testing.T) *Store {
+func open(t testing.TB) *Store {
 	t.Helper()
 	url, _ := testsrv.Redis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
