@@ -367,8 +367,7 @@ func (b *Bus) message(subject string, m messages.Message) (*nats.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: publish %s: %w", subject, err)
 	}
-	msg := &nats.Msg{Subject: b.Subject(subject), Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, m.MsgID())
+	msg := b.rawMessage(subject, m.MsgID(), data)
 	if h, ok := m.(messages.Headered); ok {
 		for k, v := range h.Headers() {
 			msg.Header.Set(k, v)
@@ -379,9 +378,14 @@ func (b *Bus) message(subject string, m messages.Message) (*nats.Msg, error) {
 
 // PublishRaw publishes data with the given message id.
 func (b *Bus) PublishRaw(ctx context.Context, subject, msgID string, data []byte) error {
+	return b.publishMsg(ctx, b.rawMessage(subject, msgID, data), subject, msgID)
+}
+
+// rawMessage is data for subject with the given message id.
+func (b *Bus) rawMessage(subject, msgID string, data []byte) *nats.Msg {
 	msg := &nats.Msg{Subject: b.Subject(subject), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
-	return b.publishMsg(ctx, msg, subject, msgID)
+	return msg
 }
 
 // publishMsg publishes msg, retrying transient failures.

@@ -123,8 +123,9 @@ cores were busy: when all are, the pipeline is CPU-bound and (b) over (a)
 is bounded by the oracle's share. --workers 1 leaves the other cores to
 the services. It splits the ratio into the share of the time the
 evaluator's oracle was working and its speed while it did, against (a):
-a busy oracle running slower is one sharing its core. With --nats and --redis the campaigns run on real servers
-(their CPU is then not the process's).
+a busy oracle running slower is one sharing its core. With --nats and
+--redis the campaigns run on real servers (their CPU is then not the
+process's).
 
 Rates are taken between the first and the last evaluation of the
 campaign's proposed candidates, so start-up and seeds do not count. After
@@ -429,30 +430,30 @@ func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch 
 	if err != nil {
 		return nil, campaignSpan{}, err
 	}
-	return &benchCampaign{Result: res, finds: finds}, span, nil
+	return &benchCampaign{Result: res, items: oracleItems(res, finds)}, span, nil
 }
 
-// benchCampaign is a campaign's results and its finds (the hull phases
-// its evaluations added, in the order they were recorded).
+// benchCampaign is a campaign's results and what its evaluator gave the
+// oracle (oracleItems), which (a) times.
 type benchCampaign struct {
 	*local.Result
-	finds []store.Find
+	items []evaluator.Item
 }
 
-// oracleItems are the campaign's candidates as the evaluator gave them to
-// the oracle: each with the campaign's finds that were evaluated before
-// the candidate was proposed (the evaluator read at least those), as
-// extra hull phases.
-func (c *benchCampaign) oracleItems() []evaluator.Item {
+// oracleItems are a campaign's candidates as the evaluator gave them to
+// the oracle: each with the campaign's finds (the hull phases its
+// evaluations added) that were evaluated before the candidate was
+// proposed (the evaluator read at least those), as extra hull phases.
+func oracleItems(res *local.Result, finds []store.Find) []evaluator.Item {
 	evaluated := map[string]time.Time{}
-	for _, ev := range append(slices.Clip(c.Evaluations), c.Seeds...) {
+	for _, ev := range append(slices.Clip(res.Evaluations), res.Seeds...) {
 		evaluated[ev.ID] = ev.EvaluatedAt
 	}
-	finds := slices.Clone(c.finds)
+	finds = slices.Clone(finds)
 	slices.SortStableFunc(finds, func(a, b store.Find) int { return evaluated[a.ID].Compare(evaluated[b.ID]) })
 	extra := evaluator.FindEntries(finds)
 	var items []evaluator.Item
-	for _, ev := range c.Evaluations {
+	for _, ev := range res.Evaluations {
 		s, err := ev.Candidate.Structure.Crystal()
 		if err != nil {
 			continue
@@ -553,7 +554,7 @@ func (p *pipelineSetup) cold() (evaluator.Oracle, error) {
 // repeating until a few seconds have passed. It returns structures/s and
 // CPU seconds per structure.
 func benchOracle(ctx context.Context, cold func() (evaluator.Oracle, error), c *benchCampaign, batch int) (rate, cpuPer float64, err error) {
-	items := c.oracleItems()
+	items := c.items
 	if len(items) == 0 {
 		return 0, 0, fmt.Errorf("no candidate structures to time")
 	}

@@ -93,15 +93,13 @@ func TestOracleItemsCarryEarlierFinds(t *testing.T) {
 		return &messages.Evaluation{ID: id, EvaluatedAt: t0.Add(evaluated),
 			Candidate: messages.Candidate{ID: id, ProposedAt: t0.Add(proposed), Structure: st}}
 	}
-	c := &benchCampaign{
-		Result: &local.Result{
-			Seeds:       []*messages.Evaluation{ev("seed", 0, 1*time.Second)},
-			Evaluations: []*messages.Evaluation{ev("a", 0, 2*time.Second), ev("b", 2500*time.Millisecond, 3*time.Second), ev("c", 5*time.Second, 6*time.Second)},
-		},
-		// Recorded out of evaluation order.
-		finds: []store.Find{{ID: "b", Formula: "NaCl", EnergyPerAtom: -2}, {ID: "seed", Formula: "NaCl", EnergyPerAtom: -1}},
+	res := &local.Result{
+		Seeds:       []*messages.Evaluation{ev("seed", 0, 1*time.Second)},
+		Evaluations: []*messages.Evaluation{ev("a", 0, 2*time.Second), ev("b", 2500*time.Millisecond, 3*time.Second), ev("c", 5*time.Second, 6*time.Second)},
 	}
-	items := c.oracleItems()
+	// Recorded out of evaluation order.
+	finds := []store.Find{{ID: "b", Formula: "NaCl", EnergyPerAtom: -2}, {ID: "seed", Formula: "NaCl", EnergyPerAtom: -1}}
+	items := oracleItems(res, finds)
 	if len(items) != 3 {
 		t.Fatalf("%d items for 3 candidates", len(items))
 	}

@@ -141,21 +141,30 @@ func newOracle(ref *reference.DB, set *cgcnn.Set, atoms *cgcnn.AtomFeatures, opt
 	if o.opts.MaxHullElements <= 0 {
 		o.opts.MaxHullElements = DefaultMaxHullElements
 	}
+	hulls, err := referenceHulls(ref)
+	if err != nil {
+		return nil, err
+	}
+	o.hulls = hulls
+	return o, nil
+}
+
+// referenceHulls is an empty hull cache over the reference phases.
+func referenceHulls(ref *reference.DB) (*hull.Cache, error) {
 	hulls, err := hull.NewCache(ref.HullEntries())
 	if err != nil {
 		return nil, fmt.Errorf("oracle: reference phases: %w", err)
 	}
-	o.hulls = hulls
-	return o, nil
+	return hulls, nil
 }
 
 // Cold returns an oracle sharing o's tables and checkpoints that has built
 // no hull diagram yet: o's cost on a chemical system it has not seen, for
 // timing the oracle as a campaign meets it.
 func (o *Oracle) Cold() (*Oracle, error) {
-	hulls, err := hull.NewCache(o.ref.HullEntries())
+	hulls, err := referenceHulls(o.ref)
 	if err != nil {
-		return nil, fmt.Errorf("oracle: reference phases: %w", err)
+		return nil, err
 	}
 	c := *o
 	c.hulls = hulls
