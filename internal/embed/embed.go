@@ -1,11 +1,16 @@
 // Package embed starts in-process servers for local mode and tests: a NATS
 // server with JetStream on disk and a Redis-protocol server, each on a
-// random loopback port.
+// random loopback port (for other processes); in-process clients can skip
+// the socket (NATS.Server for NATS, Redis.Dial for Redis).
 package embed
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -78,6 +83,9 @@ func (n *NATS) Shutdown() {
 // sets, sorted sets, lists and Lua scripts, in memory.
 type Redis struct {
 	mr *miniredis.Miniredis
+
+	mu     sync.Mutex
+	closed bool
 }
 
 // StartRedis starts the server on a random loopback port.
@@ -92,5 +100,26 @@ func StartRedis() (*Redis, error) {
 // URL is the client URL (redis://127.0.0.1:port).
 func (r *Redis) URL() string { return "redis://" + r.mr.Addr() }
 
-// Close stops the server.
-func (r *Redis) Close() { r.mr.Close() }
+// Dial opens an in-process connection to the server (store.Options.Dial):
+// a synchronous pipe, without a socket or the kernel in between.
+func (r *Redis) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("embedded redis: closed")
+	}
+	client, server := net.Pipe()
+	r.mr.Server().ServeConn(server)
+	return client, nil
+}
+
+// Close stops the server and closes its connections.
+func (r *Redis) Close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.mr.Close()
+}

@@ -95,11 +95,13 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		natsURL, busOpts.InProcess = s.nats.URL(), s.nats.Server()
 	}
 	busOpts.URL = natsURL
+	storeOpts := store.Options{URL: redisURL, Namespace: opts.Namespace}
 	if redisURL == "" {
 		if s.redis, err = embed.StartRedis(); err != nil {
 			return nil, err
 		}
-		redisURL = s.redis.URL()
+		// As with NATS, the services reach the embedded server in-process.
+		storeOpts.URL, storeOpts.Dial = s.redis.URL(), s.redis.Dial
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -109,7 +111,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	if err = s.Bus.EnsureStreams(cctx); err != nil {
 		return nil, err
 	}
-	if s.Store, err = store.Open(cctx, store.Options{URL: redisURL, Namespace: opts.Namespace}); err != nil {
+	if s.Store, err = store.Open(cctx, storeOpts); err != nil {
 		return nil, err
 	}
 	if opts.NoServices {

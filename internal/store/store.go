@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type Options struct {
 	// Namespace isolates several installations (or test runs) on one
 	// server: every key starts with crucible:<namespace>:.
 	Namespace string
+	// Dial, when set, opens the connections instead of the network (an
+	// in-process server, embed.Redis.Dial); URL still names the server.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Store is the Redis state of Crucible.
@@ -74,6 +78,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		uo.TLSConfig = cfg
 	}
+	uo.Dialer = o.Dial
 	uo.MaxRetries = 5
 	uo.MinRetryBackoff = 20 * time.Millisecond
 	uo.MaxRetryBackoff = 500 * time.Millisecond
