@@ -21,6 +21,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -182,6 +183,28 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 	}
 	if len(extra) > 0 {
 		r.violate("evaluated but never proposed: %s", list(extra))
+	}
+	// No two candidates are one structure: the proposers deduplicate by
+	// fingerprint, computing most only when a formula comes back.
+	byFP := map[string][]string{}
+	for id, ev := range evals {
+		cs, err := ev.Candidate.Structure.Crystal()
+		if err != nil {
+			continue // an unreadable structure is the evaluator's to report
+		}
+		if fp, err := crystal.Fingerprint(cs); err == nil {
+			byFP[fp] = append(byFP[fp], id)
+		}
+	}
+	var same []string
+	for fp, ids := range byFP {
+		if len(ids) > 1 {
+			slices.Sort(ids)
+			same = append(same, fp+" ("+strings.Join(ids, ", ")+")")
+		}
+	}
+	if len(same) > 0 {
+		r.violate("candidates of the same structure: %s", list(same))
 	}
 	nSeeds := st.Counters.Seeds
 	for id := range seeds {

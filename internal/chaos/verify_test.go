@@ -92,6 +92,13 @@ func TestVerify(t *testing.T) {
 				Accepted: true, Checks: []messages.Check{{Name: "forged", Passed: true}}, Evaluation: *infeasible, JudgedAt: time.Now().UTC()}
 			return st.Bus.Publish(ctx, v.Subject(), v)
 		}, "not feasible and stable"},
+		{"a structure evaluated twice", func() error {
+			ev := *infeasible
+			ev.Candidate.Generation, ev.Candidate.Index = 998, 0
+			ev.ID = messages.CandidateID(spec.ID, 998, 0)
+			ev.Candidate.ID = ev.ID
+			return st.Bus.Publish(ctx, messages.Subject(messages.SubjectEvaluations, spec.ID), &ev)
+		}, "of the same structure"},
 		{"a candidate left undelivered", func() error {
 			c := infeasible.Candidate
 			c.Generation, c.Index = 999, 0

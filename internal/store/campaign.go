@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,12 +172,19 @@ func parseReservation(res string) (g Generation, ok bool, err error) {
 type Proposal struct {
 	Generation int
 	Island     int
+	// Candidates to publish. One without a Fingerprint claims a reduced
+	// formula (its Formula) new to the campaign; when the formula turns out
+	// to have structures, RecordProposal computes the fingerprints it needs
+	// with Fingerprint.
 	Candidates []*messages.Candidate
 	// Rejected are candidates the generator produced that failed the
 	// proposer's checks, kept for the island's failure memory.
 	Rejected []Member
 	// Tokens and calls of the LLM for this generation.
 	PromptTokens, CompletionTokens, LLMCalls int
+	// Fingerprint computes a structure's fingerprint (crystal.Fingerprint);
+	// required when a candidate has none.
+	Fingerprint func(messages.Structure) (string, error)
 }
 
 // ExhaustionLimit is how many generations in a row may come back empty
@@ -186,33 +194,111 @@ const ExhaustionLimit = 50
 // MaxRejectsKept bounds each island's list of rejected proposals.
 const MaxRejectsKept = 32
 
+// proposeRounds bounds the calls of one RecordProposal: the second call has
+// every fingerprint the first asked for, and a formula's pending structure,
+// once resolved, never comes back.
+const proposeRounds = 4
+
 // RecordProposal stores a generation's proposal and deduplicates its
 // candidates against the campaign's earlier ones, once per generation: it
 // returns the candidates to publish (for a repeated call, the same ones).
+//
+// Structures are told apart by fingerprint only within a reduced formula,
+// so a candidate of a formula new to the campaign goes without one; when
+// its formula has structures after all (another replica, a stale
+// snapshot), the store asks for its fingerprint and for that of the
+// formula's structure still without one, and RecordProposal computes them
+// with p.Fingerprint and records the proposal again. A structure whose
+// fingerprint cannot be computed is keyed by its id: told apart from every
+// other.
 func (s *Store) RecordProposal(ctx context.Context, campaign string, p *Proposal) ([]*messages.Candidate, error) {
-	proposal, err := json.Marshal(p.Candidates)
-	if err != nil {
-		return nil, err
-	}
-	args := []any{p.Generation, p.Island, string(proposal), len(p.Rejected), p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, len(p.Rejected)}
+	// head is the script's arguments up to the rejects; the proposal (at
+	// 2) is encoded in each round, with the fingerprints computed so far.
+	head := []any{p.Generation, p.Island, "", len(p.Rejected), p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, len(p.Rejected)}
 	for _, r := range p.Rejected {
 		doc, err := json.Marshal(r)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, string(doc))
+		head = append(head, string(doc))
 	}
-	for _, c := range p.Candidates {
-		args = append(args, c.ID, c.Fingerprint)
+	// keys[i] is what candidate i is deduplicated by: its fingerprint, ""
+	// while it claims a new formula.
+	keys := make([]string, len(p.Candidates))
+	for i, c := range p.Candidates {
+		keys[i] = c.Fingerprint
+		if keys[i] == "" && (c.Formula == "" || p.Fingerprint == nil) {
+			return nil, fmt.Errorf("store: record proposal %s generation %d: candidate %s has no fingerprint and no formula or way to compute one", campaign, p.Generation, c.ID)
+		}
 	}
-	keys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign), s.poolKey(campaign, p.Island, "rejects")}
-	res, err := scriptPropose.Run(ctx, s.rdb, keys, args...).StringSlice()
-	if err != nil || len(res) != 2 {
-		return nil, fmt.Errorf("store: record proposal %s generation %d: %v", campaign, p.Generation, err)
+	var resolved []any
+	done := map[string]bool{} // formulas resolved
+	redisKeys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign), s.poolKey(campaign, p.Island, "rejects")}
+	for round := 1; ; round++ {
+		proposal, err := json.Marshal(p.Candidates)
+		if err != nil {
+			return nil, err
+		}
+		head[2] = string(proposal)
+		args := append(slices.Clip(head), len(resolved)/3)
+		args = append(args, resolved...)
+		for i, c := range p.Candidates {
+			doc := ""
+			if keys[i] == "" {
+				b, err := json.Marshal(c.Structure)
+				if err != nil {
+					return nil, err
+				}
+				doc = string(b)
+			}
+			args = append(args, c.ID, keys[i], c.Formula, doc)
+		}
+		res, err := scriptPropose.Run(ctx, s.rdb, redisKeys, args...).StringSlice()
+		if err != nil || len(res) < 2 || (res[0] == "need") != (len(res)%2 == 1) {
+			return nil, fmt.Errorf("store: record proposal %s generation %d: %v (reply %d values)", campaign, p.Generation, err, len(res))
+		}
+		if res[0] != "need" {
+			// A repeated call returns what the first call stored, not what
+			// this (possibly different) proposal holds.
+			return acceptedCandidates(res[0], res[1])
+		}
+		if round == proposeRounds {
+			return nil, fmt.Errorf("store: record proposal %s generation %d: fingerprints still needed after %d rounds", campaign, p.Generation, round)
+		}
+		for j := 1; j < len(res); j += 2 {
+			i, err := strconv.Atoi(res[j])
+			if err != nil || i < 0 || i >= len(p.Candidates) {
+				return nil, fmt.Errorf("store: record proposal %s generation %d: bad index %q", campaign, p.Generation, res[j])
+			}
+			c := p.Candidates[i]
+			if keys[i] == "" {
+				keys[i] = fingerprintKey(p, c.ID, c.Structure)
+				if !strings.HasPrefix(keys[i], "!") {
+					c.Fingerprint = keys[i]
+				}
+			}
+			if pending := res[j+1]; pending != "" && !done[c.Formula] {
+				id, doc, ok := strings.Cut(pending, "\n")
+				var st messages.Structure
+				if !ok || json.Unmarshal([]byte(doc), &st) != nil {
+					return nil, fmt.Errorf("store: record proposal %s generation %d: unreadable pending structure of %s", campaign, p.Generation, c.Formula)
+				}
+				resolved = append(resolved, c.Formula, id, fingerprintKey(p, id, st))
+				done[c.Formula] = true
+			}
+		}
 	}
-	// A repeated call returns what the first call stored, not what this
-	// (possibly different) proposal holds.
-	return acceptedCandidates(res[0], res[1])
+}
+
+// fingerprintKey is p.Fingerprint of a structure, or "!<id>" when it
+// cannot be computed: a key no other structure has.
+func fingerprintKey(p *Proposal, id string, st messages.Structure) string {
+	if p.Fingerprint != nil {
+		if fp, err := p.Fingerprint(st); err == nil && fp != "" {
+			return fp
+		}
+	}
+	return "!" + id
 }
 
 // acceptedCandidates decodes a stored proposal and keeps the candidates
@@ -689,19 +775,35 @@ func (s *Store) EpisodeStats(ctx context.Context, campaign string, episode int) 
 }
 
 // Seen reports whether a structure fingerprint was already proposed in the
-// campaign.
+// campaign. A structure proposed without one (its formula was new) is not
+// found by its fingerprint: see SeenKeys.
 func (s *Store) Seen(ctx context.Context, campaign, fingerprint string) (bool, error) {
 	return s.rdb.HExists(ctx, s.seenKey(campaign), fingerprint).Result()
 }
 
-// SeenFingerprints returns the structure fingerprints proposed so far in
-// the campaign.
-func (s *Store) SeenFingerprints(ctx context.Context, campaign string) ([]string, error) {
-	fps, err := s.rdb.HKeys(ctx, s.seenKey(campaign)).Result()
+// SeenKeys returns the structure fingerprints proposed so far in the
+// campaign and the reduced formulas of every structure proposed (with a
+// fingerprint or without).
+func (s *Store) SeenKeys(ctx context.Context, campaign string) (fingerprints, formulas []string, err error) {
+	keys, err := s.rdb.HKeys(ctx, s.seenKey(campaign)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("store: fingerprints of %s: %w", campaign, err)
+		return nil, nil, fmt.Errorf("store: fingerprints of %s: %w", campaign, err)
 	}
-	return fps, nil
+	for _, k := range keys {
+		switch {
+		case strings.HasPrefix(k, "="):
+			formulas = append(formulas, k[1:])
+		case strings.HasPrefix(k, "!"): // an unfingerprintable structure's id
+		default:
+			fingerprints = append(fingerprints, k)
+			// A fingerprint starts with its reduced formula and a hyphen;
+			// this also covers campaigns recorded before formulas were.
+			if f, _, ok := strings.Cut(k, "-"); ok {
+				formulas = append(formulas, f)
+			}
+		}
+	}
+	return fingerprints, formulas, nil
 }
 
 // ProposedIDs returns the ids of every candidate the campaign's

@@ -65,10 +65,27 @@ return reserve(ARGV[1], KEYS[2], KEYS[3])
 // gens, seen, rejects list of the island. ARGV: g, island, proposal JSON,
 // rejected-before-dedupe count, prompt tokens, completion tokens, LLM
 // calls, exhaustion limit, max rejects kept, reject docs count R, R reject
-// docs, then id/fingerprint pairs.
-// Returns {accepted, proposal}: the JSON array [n, accepted ids…] and the
-// stored proposal ("" once it is gone); a repeated call returns what the
-// first one stored.
+// docs, resolutions count Q, Q formula/id/fingerprint triples, then per
+// candidate id, fingerprint ("" for none), reduced formula and, without a
+// fingerprint, its structure JSON ("" otherwise).
+//
+// The seen hash maps each fingerprint to the candidate that owns it, and
+// "=<formula>" to "*" once every structure of that formula proposed so far
+// has its fingerprint there, or to "<id>\n<structure>" while the formula's
+// only structure has none: a candidate of a formula new to the campaign
+// needs no fingerprint (nothing to tell it from). A candidate meeting a
+// formula that has structures (or another new one of its formula in this
+// proposal) needs its fingerprint, and the formula's structure without one
+// needs its own: the script then records nothing and returns
+// {"need", index, pending…}: per candidate that needs something, its index
+// (from 0) and the formula's pending value ("" for none). The caller
+// computes those fingerprints and calls again with them and with the
+// resolutions (formula, pending id, its fingerprint), which the script
+// applies first, once: they are facts, whatever the proposal becomes.
+//
+// Otherwise returns {accepted, proposal}: the JSON array [n, accepted
+// ids…] and the stored proposal ("" once it is gone); a repeated call
+// returns what the first one stored.
 var scriptPropose = redis.NewScript(luaPrelude + `
 local g = ARGV[1]
 local prev = redis.call('HGET', KEYS[2], g .. ':accepted')
@@ -77,16 +94,64 @@ local slots = tonumber(redis.call('HGET', KEYS[2], g .. ':slots'))
 if not slots then return redis.error_reply('unknown generation ' .. g) end
 local ep = redis.call('HGET', KEYS[2], g .. ':ep')
 local nrej = tonumber(ARGV[10])
+local base = 11 + nrej
+local nres = tonumber(ARGV[base])
+for i = base + 1, base + 3 * nres, 3 do
+  local f, id, fp = '=' .. ARGV[i], ARGV[i+1], ARGV[i+2]
+  local cur = redis.call('HGET', KEYS[3], f)
+  if cur and string.sub(cur, 1, #id + 1) == id .. '\n' then
+    redis.call('HSETNX', KEYS[3], fp, id)
+    redis.call('HSET', KEYS[3], f, '*')
+  end
+end
+local first = base + 1 + 3 * nres
+local need = {'need'}
+local function needs(k, pending)
+  table.insert(need, tostring(k))
+  table.insert(need, pending)
+end
+-- claim[f]: the index of this proposal's candidate without a fingerprint
+-- that would take new formula f, -1 once it needs one; keyed[f]: this
+-- proposal has a candidate of new formula f with a fingerprint.
+local claim, keyed = {}, {}
+for i = first, #ARGV, 4 do
+  local k, fp, f = (i - first) / 4, ARGV[i+1], '=' .. ARGV[i+2]
+  local cur = redis.call('HGET', KEYS[3], f)
+  if cur and cur ~= '*' then
+    needs(k, cur)
+  elseif cur then
+    if fp == '' then needs(k, '') end
+  else
+    if claim[f] and claim[f] >= 0 then
+      needs(claim[f], '')
+      claim[f] = -1
+    end
+    if fp ~= '' then
+      keyed[f] = true
+    elseif claim[f] or keyed[f] then
+      needs(k, '')
+    else
+      claim[f] = k
+    end
+  end
+end
+if #need > 1 then return need end
 local accepted = {}
 local dups = 0
-for i = 11 + nrej, #ARGV, 2 do
-  local id, fp = ARGV[i], ARGV[i+1]
-  local owner = redis.call('HGET', KEYS[3], fp)
-  if (not owner) or owner == id then
-    redis.call('HSET', KEYS[3], fp, id)
+for i = first, #ARGV, 4 do
+  local id, fp, f = ARGV[i], ARGV[i+1], '=' .. ARGV[i+2]
+  if fp == '' then
+    redis.call('HSET', KEYS[3], f, id .. '\n' .. ARGV[i+3])
     table.insert(accepted, id)
   else
-    dups = dups + 1
+    local owner = redis.call('HGET', KEYS[3], fp)
+    if (not owner) or owner == id then
+      redis.call('HSET', KEYS[3], fp, id)
+      redis.call('HSETNX', KEYS[3], f, '*')
+      table.insert(accepted, id)
+    else
+      dups = dups + 1
+    end
   end
 end
 for i = 11, 10 + nrej do redis.call('LPUSH', KEYS[4], ARGV[i]) end

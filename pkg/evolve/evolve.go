@@ -45,6 +45,12 @@ type Input struct {
 	// Seen reports whether a structure fingerprint (crystal.Fingerprint) is
 	// already in the campaign; such structures are not proposed again.
 	Seen func(fingerprint string) bool
+	// SeenFormula reports whether the campaign has a structure of a reduced
+	// formula. A structure of a formula it has not, that is no parent's
+	// and not known, cannot be a duplicate: it is proposed without a
+	// fingerprint (Proposal.Fingerprint ""), which saves computing one.
+	// Nil: every proposal is fingerprinted.
+	SeenFormula func(reducedFormula string) bool
 	// RNG drives every random choice: the same seed gives the same
 	// proposals. Nil uses a fixed seed.
 	RNG *rand.Rand
@@ -55,7 +61,8 @@ type Proposal struct {
 	Structure *crystal.Structure
 	// Formula is the reduced formula.
 	Formula string
-	// Fingerprint is crystal.Fingerprint of the structure.
+	// Fingerprint is crystal.Fingerprint of the structure, "" when
+	// Input.SeenFormula made it unnecessary.
 	Fingerprint string
 	// Prototype is the library prototype the structure was built in or
 	// inherits from its parent, "" when there is none.
@@ -138,6 +145,7 @@ type generation struct {
 	sets     map[setKey]*moveSet
 	fps      map[string]bool // fingerprints taken (parents and proposals)
 	formulas map[string]bool // formulas proposed
+	parentFs map[string]bool // the parents' reduced formulas
 	known    []move          // known compositions, set aside
 	out      []Proposal
 	rejected []Rejection
@@ -192,6 +200,7 @@ func newGeneration(gen *Generator, in Input) *generation {
 		sets:     map[setKey]*moveSet{},
 		fps:      map[string]bool{},
 		formulas: map[string]bool{},
+		parentFs: map[string]bool{},
 	}
 	for i, p := range in.Successes {
 		if pi := analyseParent(gen, p, true, i, in.Task); pi != nil {
@@ -209,6 +218,7 @@ func newGeneration(gen *Generator, in Input) *generation {
 		if p.fp != "" {
 			g.fps[p.fp] = true
 		}
+		g.parentFs[p.formula] = true
 		g.parentWeights = append(g.parentWeights, p.weight)
 	}
 	g.enable()
@@ -418,18 +428,25 @@ func (g *generation) consider(m move, allowKnown bool) {
 			return
 		}
 	}
+	// A structure can only duplicate one of its own reduced formula.
+	keyed := known || g.formulas[formula] || g.parentFs[formula] ||
+		g.in.SeenFormula == nil || g.in.SeenFormula(formula)
 	var s *crystal.Structure
 	o, remembered := outcome{}, false
 	if m.recipe != "" {
 		o, remembered = g.gen.outcome(m.recipe)
+		// Remembered from a generation that did not need its fingerprint.
+		if remembered && keyed && o.built && o.reasons == nil && o.fp == "" {
+			remembered = false
+		}
 	}
 	if !remembered {
-		s, o = buildOutcome(m)
+		s, o = buildOutcome(m, keyed)
 		if m.recipe != "" {
 			g.gen.remember(m.recipe, o)
 		}
 	}
-	if o.reasons == nil && (g.fps[o.fp] || (g.in.Seen != nil && g.in.Seen(o.fp))) {
+	if o.reasons == nil && o.fp != "" && (g.fps[o.fp] || (g.in.Seen != nil && g.in.Seen(o.fp))) {
 		return
 	}
 	if remembered && o.built {
@@ -445,15 +462,17 @@ func (g *generation) consider(m move, allowKnown bool) {
 		g.reject(p, slices.Clone(o.reasons))
 		return
 	}
-	g.fps[o.fp] = true
+	if o.fp != "" {
+		g.fps[o.fp] = true
+	}
 	g.formulas[formula] = true
 	p.Fingerprint = o.fp
 	g.out = append(g.out, p)
 }
 
 // buildOutcome builds m and checks it: the structure, and its fingerprint
-// or why it is rejected.
-func buildOutcome(m move) (*crystal.Structure, outcome) {
+// (when keyed) or why it is rejected.
+func buildOutcome(m move, keyed bool) (*crystal.Structure, outcome) {
 	s, err := m.build()
 	if err != nil {
 		return nil, outcome{reasons: []string{"build: " + err.Error()}}
@@ -464,6 +483,9 @@ func buildOutcome(m move) (*crystal.Structure, outcome) {
 	}
 	if !rep.Valid() {
 		return s, outcome{built: true, reasons: rep.Reasons()}
+	}
+	if !keyed {
+		return s, outcome{built: true}
 	}
 	fp, err := crystal.Fingerprint(s)
 	if err != nil {

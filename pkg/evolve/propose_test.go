@@ -62,7 +62,10 @@ func checkProposals(t *testing.T, in Input, out []Proposal) {
 			t.Errorf("formula %s, structure %s", p.Formula, comp.ReducedFormula())
 		}
 		fp, err := crystal.Fingerprint(p.Structure)
-		if err != nil || fp != p.Fingerprint {
+		switch {
+		case p.Fingerprint == "" && (in.SeenFormula == nil || in.SeenFormula(p.Formula) || p.Known):
+			t.Errorf("%s: no fingerprint, although its formula is known or seen", p.Formula)
+		case p.Fingerprint != "" && (err != nil || fp != p.Fingerprint):
 			t.Errorf("%s: fingerprint %s, recomputed %s (%v)", p.Formula, p.Fingerprint, fp, err)
 		}
 		if fps[fp] {
@@ -282,6 +285,88 @@ func TestProposeSkipsSeenStructures(t *testing.T) {
 	if len(second) == 0 {
 		t.Error("nothing new proposed")
 	}
+}
+
+// TestProposeFingerprintsOnlyWhenNeeded: a campaign of generations
+// proposes the same structures whether every proposal is fingerprinted or
+// only those of formulas the campaign has seen (with a store that, like
+// the real one, fingerprints earlier structures of a formula on demand),
+// and the second computes fewer fingerprints.
+func TestProposeFingerprintsOnlyWhenNeeded(t *testing.T) {
+	successes, failures := pools(t)
+	parentFormulas := map[string]bool{}
+	for _, p := range append(slices.Clone(successes), failures...) {
+		parentFormulas[p.Structure.Composition().ReducedFormula()] = true
+	}
+	type record struct{ formula, fp, rationale string }
+	campaign := func(lazy bool) (out [][]record, keyed int) {
+		gen := new(Generator)
+		var proposed []Proposal
+		// seen is the store's side: fingerprints of every structure of a
+		// formula, those proposed without one computed when a query first
+		// needs them.
+		seen := map[string]bool{}
+		in := Input{Task: wideGap(t), Successes: successes, Failures: failures, Slots: 3,
+			Rules: []int{0, 1, 4, 9, 10, 12}, RNG: rand.New(rand.NewPCG(5, 5))}
+		in.Seen = func(fp string) bool {
+			f, _, _ := strings.Cut(fp, "-")
+			for i, p := range proposed {
+				if p.Formula == f && p.Fingerprint == "" {
+					k, err := crystal.Fingerprint(p.Structure)
+					if err != nil {
+						t.Fatal(err)
+					}
+					seen[k] = true
+					proposed[i].Fingerprint = k
+				}
+			}
+			return seen[fp]
+		}
+		if lazy {
+			in.SeenFormula = func(f string) bool {
+				return slices.ContainsFunc(proposed, func(p Proposal) bool { return p.Formula == f })
+			}
+		}
+		for g := 0; g < 12; g++ {
+			props, _ := gen.Propose(in)
+			checkProposals(t, in, props)
+			var recs []record
+			for _, p := range props {
+				recs = append(recs, record{p.Formula, p.Fingerprint, p.Rationale})
+				if p.Fingerprint != "" {
+					keyed++
+					seen[p.Fingerprint] = true
+				} else if parentFormulas[p.Formula] {
+					t.Errorf("%s, a parent's formula, proposed without a fingerprint", p.Formula)
+				}
+			}
+			proposed = append(proposed, props...)
+			out = append(out, recs)
+		}
+		return out, keyed
+	}
+	eager, keyedEager := campaign(false)
+	lazy, keyedLazy := campaign(true)
+	if len(eager) != len(lazy) {
+		t.Fatalf("%d generations eager, %d lazy", len(eager), len(lazy))
+	}
+	total := 0
+	for g := range eager {
+		total += len(eager[g])
+		if len(eager[g]) != len(lazy[g]) {
+			t.Fatalf("generation %d: %d proposals eager, %d lazy", g, len(eager[g]), len(lazy[g]))
+		}
+		for i, e := range eager[g] {
+			l := lazy[g][i]
+			if e.formula != l.formula || e.rationale != l.rationale || (l.fp != "" && l.fp != e.fp) {
+				t.Errorf("generation %d proposal %d: eager %+v, lazy %+v", g, i, e, l)
+			}
+		}
+	}
+	if keyedEager != total || keyedLazy >= keyedEager || total < 20 {
+		t.Errorf("%d proposals, %d fingerprinted eagerly, %d lazily: want all, then fewer", total, keyedEager, keyedLazy)
+	}
+	t.Logf("%d proposals; fingerprinted %d lazily", total, keyedLazy)
 }
 
 func TestProposeRulesRestrictOperators(t *testing.T) {

@@ -141,7 +141,10 @@ type Candidate struct {
 	Structure Structure `json:"structure"`
 	// Formula is the reduced formula of the structure.
 	Formula string `json:"formula"`
-	// Fingerprint keys structural duplicates within the campaign.
+	// Fingerprint keys structural duplicates within the campaign
+	// (crystal.Fingerprint). It is empty when no other structure of the
+	// candidate's reduced formula was in the campaign when it was proposed:
+	// there was nothing to tell it from, so none was computed.
 	Fingerprint string `json:"fingerprint"`
 	// Parents are the candidate ids the operator started from.
 	Parents []string `json:"parents,omitempty"`

@@ -31,7 +31,8 @@ func newChecker(spec *messages.CampaignSpec, directives []messages.Directive, co
 }
 
 // check returns why a proposal may not be published (nothing when it may)
-// and fills the candidate's fingerprint.
+// and copies the generator's fingerprint to the candidate (the store
+// computes the ones it needs that a generator left out).
 func (k *checker) check(p Proposed, c *messages.Candidate) []messages.Reason {
 	if p.Structure == nil {
 		return []messages.Reason{{Code: "no_structure", Detail: "the generator returned no structure"}}
@@ -71,14 +72,7 @@ func (k *checker) check(p Proposed, c *messages.Candidate) []messages.Reason {
 	if len(reasons) > 0 {
 		return reasons
 	}
-	fp := p.Fingerprint
-	if fp == "" {
-		var err error
-		if fp, err = crystal.Fingerprint(p.Structure); err != nil {
-			return []messages.Reason{{Code: "fingerprint", Detail: err.Error()}}
-		}
-	}
-	c.Fingerprint = fp
+	c.Fingerprint = p.Fingerprint
 	k.pending[formula]++
 	return nil
 }

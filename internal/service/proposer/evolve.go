@@ -18,7 +18,9 @@ import (
 // Baseline set it is instead the random-substitution baseline, for
 // comparisons at equal budget. It keeps, across generations and campaigns,
 // an evolve.Generator's memory of parents and builds, and a snapshot of each
-// campaign's proposed fingerprints; it must not be copied after first use.
+// campaign's proposed fingerprints and formulas (a proposal of a formula
+// the campaign has not seen goes without a fingerprint); it must not be
+// copied after first use.
 type Evolve struct {
 	Store    *store.Store
 	Known    func(string) bool
@@ -52,7 +54,7 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	ein.Seen = seen.has
+	ein.Seen, ein.SeenFormula = seen.has, seen.hasFormula
 	var props []evolve.Proposal
 	var rejs []evolve.Rejection
 	if g.Baseline {
@@ -61,7 +63,7 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 		props, rejs = g.gen.Propose(ein)
 	}
 	for _, p := range props {
-		seen.add(p.Fingerprint)
+		seen.add(p.Formula, p.Fingerprint)
 	}
 	out := &Output{}
 	for _, p := range props {

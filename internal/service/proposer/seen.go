@@ -9,8 +9,8 @@ import (
 )
 
 // seenCache keeps, per campaign, a snapshot of the structure fingerprints
-// already proposed, reloaded from the store when older than seenRefresh,
-// plus what this replica proposed since. The generator consults it for
+// and reduced formulas already proposed, reloaded from the store when older
+// than seenRefresh, plus what this replica proposed since. The generator consults it for
 // every attempt without a round trip; the store still deduplicates
 // authoritatively when a proposal is recorded, so a fingerprint another
 // replica proposed after the snapshot only costs a slot that goes back to
@@ -23,9 +23,10 @@ type seenCache struct {
 }
 
 type seenSet struct {
-	mu      sync.RWMutex
-	fps     map[string]struct{}
-	fetched time.Time
+	mu       sync.RWMutex
+	fps      map[string]struct{}
+	formulas map[string]struct{}
+	fetched  time.Time
 }
 
 // seenRefresh is how stale a campaign's snapshot may get.
@@ -56,7 +57,7 @@ func (c *seenCache) set(ctx context.Context, st *store.Store, campaign string) (
 	if fresh {
 		return s, nil
 	}
-	fps, err := st.SeenFingerprints(ctx, campaign)
+	fps, formulas, err := st.SeenKeys(ctx, campaign)
 	if err != nil {
 		return nil, err
 	}
@@ -64,9 +65,13 @@ func (c *seenCache) set(ctx context.Context, st *store.Store, campaign string) (
 	defer s.mu.Unlock()
 	if s.fps == nil {
 		s.fps = make(map[string]struct{}, len(fps))
+		s.formulas = make(map[string]struct{}, len(formulas))
 	}
 	for _, fp := range fps {
 		s.fps[fp] = struct{}{}
+	}
+	for _, f := range formulas {
+		s.formulas[f] = struct{}{}
 	}
 	s.fetched = time.Now()
 	return s, nil
@@ -79,12 +84,23 @@ func (s *seenSet) has(fp string) bool {
 	return ok
 }
 
-func (s *seenSet) add(fps ...string) {
+// hasFormula reports whether a structure of a reduced formula was proposed.
+func (s *seenSet) hasFormula(f string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.formulas[f]
+	return ok
+}
+
+// add records a structure this replica proposed: its reduced formula and
+// its fingerprint ("" when it went without one).
+func (s *seenSet) add(formula, fp string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, fp := range fps {
-		if fp != "" {
-			s.fps[fp] = struct{}{}
-		}
+	if fp != "" {
+		s.fps[fp] = struct{}{}
+	}
+	if formula != "" {
+		s.formulas[formula] = struct{}{}
 	}
 }

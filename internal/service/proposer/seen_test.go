@@ -24,39 +24,44 @@ func TestSeenCacheSnapshots(t *testing.T) {
 	if _, err := st.CreateCampaign(ctx, spec, 0); err != nil {
 		t.Fatal(err)
 	}
-	propose := func(trigger, fp string) {
+	// A candidate with a fingerprint, or, for a new formula, without.
+	propose := func(trigger, formula, fp string) {
 		g, ok, err := st.RequestGeneration(ctx, "seen", trigger)
 		if err != nil || !ok {
 			t.Fatalf("request: %v %v", ok, err)
 		}
-		c := &messages.Candidate{ID: messages.CandidateID("seen", g.Generation, 0), Fingerprint: fp}
-		if _, err := st.RecordProposal(ctx, "seen", &store.Proposal{Generation: g.Generation, Candidates: []*messages.Candidate{c}}); err != nil {
+		c := &messages.Candidate{ID: messages.CandidateID("seen", g.Generation, 0), Formula: formula, Fingerprint: fp}
+		p := &store.Proposal{Generation: g.Generation, Candidates: []*messages.Candidate{c}, Fingerprint: fingerprint}
+		if _, err := st.RecordProposal(ctx, "seen", p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	propose("a", "fp1")
+	propose("a", "NaCl", "NaCl-fp1")
+	propose("a2", "KBr", "")
 
 	c := seenCache{refresh: time.Hour}
 	s, err := c.set(ctx, st, "seen")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.has("fp1") || s.has("fp2") {
+	if !s.has("NaCl-fp1") || s.has("NaCl-fp2") || !s.hasFormula("NaCl") || !s.hasFormula("KBr") || s.hasFormula("LiF") {
 		t.Fatal("the first snapshot is not the store's")
 	}
-	// Another replica proposes fp2: a fresh snapshot does not know yet (the
-	// store will reject the duplicate), a refreshed one does.
-	propose("b", "fp2")
-	if s, _ = c.set(ctx, st, "seen"); s.has("fp2") {
+	// Another replica proposes NaCl-fp2 and LiF: a fresh snapshot does not
+	// know yet (the store will reject a duplicate), a refreshed one does.
+	propose("b", "NaCl", "NaCl-fp2")
+	propose("b2", "LiF", "")
+	if s, _ = c.set(ctx, st, "seen"); s.has("NaCl-fp2") || s.hasFormula("LiF") {
 		t.Error("a fresh snapshot was reloaded")
 	}
-	s.add("fp3") // proposed by this replica
+	s.add("CsI", "CsI-fp3") // proposed by this replica
+	s.add("RbF", "")
 	c.refresh = time.Nanosecond
-	if s, _ = c.set(ctx, st, "seen"); !s.has("fp2") || !s.has("fp3") {
-		t.Error("the refreshed snapshot lacks fp2 or the local fp3")
+	if s, _ = c.set(ctx, st, "seen"); !s.has("NaCl-fp2") || !s.has("CsI-fp3") || !s.hasFormula("LiF") || !s.hasFormula("CsI") || !s.hasFormula("RbF") {
+		t.Error("the refreshed snapshot lacks the store's NaCl-fp2 and LiF or the local CsI and RbF")
 	}
 	other, _ := c.set(ctx, st, "other")
-	if other.has("fp1") {
+	if other.has("NaCl-fp1") || other.hasFormula("NaCl") {
 		t.Error("another campaign shares the snapshot")
 	}
 }
