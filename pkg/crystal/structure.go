@@ -1,8 +1,10 @@
 package crystal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 )
 
@@ -63,6 +65,47 @@ func (s *Structure) Copy() *Structure {
 		Species: append([]Element(nil), s.Species...),
 		Frac:    append([]Vec3(nil), s.Frac...),
 	}
+}
+
+// Identical reports whether s and t are the same structure number for
+// number: lattice, and species and fractional coordinates site by site.
+func (s *Structure) Identical(t *Structure) bool {
+	if s.Lattice.Matrix() != t.Lattice.Matrix() || len(s.Species) != len(t.Species) || len(s.Frac) != len(t.Frac) {
+		return false
+	}
+	for i := range s.Species {
+		if s.Species[i] != t.Species[i] || s.Frac[i] != t.Frac[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// exactHashSeed keys ExactHash; any seed does, within a process.
+var exactHashSeed = maphash.MakeSeed()
+
+// ExactHash hashes what Identical compares, for maps of structures; its
+// values agree only within one process.
+func (s *Structure) ExactHash() uint64 {
+	var h maphash.Hash
+	h.SetSeed(exactHashSeed)
+	var b [8]byte
+	word := func(x uint64) {
+		binary.LittleEndian.PutUint64(b[:], x)
+		h.Write(b[:])
+	}
+	for _, row := range s.Lattice.Matrix() {
+		for _, x := range row {
+			word(math.Float64bits(x))
+		}
+	}
+	for i, e := range s.Species {
+		word(uint64(e))
+		for _, x := range s.Frac[i] {
+			word(math.Float64bits(x))
+		}
+	}
+	return h.Sum64()
 }
 
 // Composition counts the atoms of each element in the cell, elements in

@@ -51,6 +51,12 @@ type Input struct {
 	// fingerprint (Proposal.Fingerprint ""), which saves computing one.
 	// Nil: every proposal is fingerprinted.
 	SeenFormula func(reducedFormula string) bool
+	// SeenStructure reports whether this very structure
+	// (crystal.Structure.Identical) is in the campaign. Builds are
+	// deterministic, so a move proposed without a fingerprint in an earlier
+	// generation rebuilds that structure: a duplicate, known without
+	// computing its fingerprint. Nil: only fingerprints are compared.
+	SeenStructure func(*crystal.Structure) bool
 	// RNG drives every random choice: the same seed gives the same
 	// proposals. Nil uses a fixed seed.
 	RNG *rand.Rand
@@ -435,13 +441,24 @@ func (g *generation) consider(m move, allowKnown bool) {
 	o, remembered := outcome{}, false
 	if m.recipe != "" {
 		o, remembered = g.gen.outcome(m.recipe)
-		// Remembered from a generation that did not need its fingerprint.
-		if remembered && keyed && o.built && o.reasons == nil && o.fp == "" {
-			remembered = false
-		}
 	}
-	if !remembered {
-		s, o = buildOutcome(m, keyed)
+	// A remembered outcome lacks the fingerprint when the structure's
+	// formula was new to the campaign that built it.
+	if !remembered || keyed && o.built && o.reasons == nil && o.fp == "" {
+		if remembered {
+			s = rebuild(m, &o)
+		} else {
+			s, o = buildOutcome(m)
+		}
+		if keyed && o.reasons == nil {
+			if g.in.SeenStructure != nil && g.in.SeenStructure(s) {
+				if !remembered && m.recipe != "" {
+					g.gen.remember(m.recipe, o)
+				}
+				return
+			}
+			o = fingerprinted(s)
+		}
 		if m.recipe != "" {
 			g.gen.remember(m.recipe, o)
 		}
@@ -449,12 +466,8 @@ func (g *generation) consider(m move, allowKnown bool) {
 	if o.reasons == nil && o.fp != "" && (g.fps[o.fp] || (g.in.Seen != nil && g.in.Seen(o.fp))) {
 		return
 	}
-	if remembered && o.built {
-		// Builds are deterministic: this is the structure checked before.
-		var err error
-		if s, err = m.build(); err != nil {
-			o = outcome{reasons: []string{"build: " + err.Error()}}
-		}
+	if s == nil && o.built {
+		s = rebuild(m, &o)
 	}
 	p.Structure = s
 	p.Rationale = m.explain()
@@ -470,9 +483,9 @@ func (g *generation) consider(m move, allowKnown bool) {
 	g.out = append(g.out, p)
 }
 
-// buildOutcome builds m and checks it: the structure, and its fingerprint
-// (when keyed) or why it is rejected.
-func buildOutcome(m move, keyed bool) (*crystal.Structure, outcome) {
+// buildOutcome builds m and checks it: the structure, and why it is
+// rejected if it is. The fingerprint is left to fingerprinted.
+func buildOutcome(m move) (*crystal.Structure, outcome) {
 	s, err := m.build()
 	if err != nil {
 		return nil, outcome{reasons: []string{"build: " + err.Error()}}
@@ -484,14 +497,27 @@ func buildOutcome(m move, keyed bool) (*crystal.Structure, outcome) {
 	if !rep.Valid() {
 		return s, outcome{built: true, reasons: rep.Reasons()}
 	}
-	if !keyed {
-		return s, outcome{built: true}
-	}
+	return s, outcome{built: true}
+}
+
+// fingerprinted is the outcome of a valid build s with its fingerprint.
+func fingerprinted(s *crystal.Structure) outcome {
 	fp, err := crystal.Fingerprint(s)
 	if err != nil {
-		return s, outcome{built: true, reasons: []string{"fingerprint: " + err.Error()}}
+		return outcome{built: true, reasons: []string{"fingerprint: " + err.Error()}}
 	}
-	return s, outcome{built: true, fp: fp}
+	return outcome{built: true, fp: fp}
+}
+
+// rebuild builds a move whose outcome o was remembered: builds are
+// deterministic, so this is the structure checked before. Should it fail
+// after all, o says why.
+func rebuild(m move, o *outcome) *crystal.Structure {
+	s, err := m.build()
+	if err != nil {
+		*o = outcome{reasons: []string{"build: " + err.Error()}}
+	}
+	return s
 }
 
 func (g *generation) reject(p Proposal, reasons []string) {

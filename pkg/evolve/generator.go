@@ -1,9 +1,6 @@
 package evolve
 
 import (
-	"encoding/binary"
-	"hash/maphash"
-	"math"
 	"reflect"
 	"strconv"
 	"sync"
@@ -95,12 +92,12 @@ type analysis struct {
 // analyse returns the analysis of s, from memory when s (exactly: lattice,
 // species and coordinates) was analysed before. s must be well formed.
 func (gen *Generator) analyse(s *crystal.Structure) *analysis {
-	h := structureHash(s)
+	h := s.ExactHash()
 	gen.mu.Lock()
 	same, _ := gen.parents.get(h)
 	gen.mu.Unlock()
 	for _, a := range same {
-		if sameStructure(a.s, s) {
+		if a.s.Identical(s) {
 			return a
 		}
 	}
@@ -131,7 +128,7 @@ func (gen *Generator) analyse(s *crystal.Structure) *analysis {
 	defer gen.mu.Unlock()
 	same, _ = gen.parents.get(h)
 	for _, b := range same {
-		if sameStructure(b.s, s) {
+		if b.s.Identical(s) {
 			return b // analysed concurrently
 		}
 	}
@@ -139,45 +136,6 @@ func (gen *Generator) analyse(s *crystal.Structure) *analysis {
 	a.uid = gen.uids
 	gen.parents.put(h, append(same[:len(same):len(same)], a), parentMemo)
 	return a
-}
-
-// hashSeed keys structureHash; any seed does, within a process.
-var hashSeed = maphash.MakeSeed()
-
-// structureHash hashes a structure's lattice, species and coordinates.
-func structureHash(s *crystal.Structure) uint64 {
-	var h maphash.Hash
-	h.SetSeed(hashSeed)
-	var b [8]byte
-	word := func(x uint64) {
-		binary.LittleEndian.PutUint64(b[:], x)
-		h.Write(b[:])
-	}
-	for _, row := range s.Lattice.Matrix() {
-		for _, x := range row {
-			word(math.Float64bits(x))
-		}
-	}
-	for i, e := range s.Species {
-		word(uint64(e))
-		for _, x := range s.Frac[i] {
-			word(math.Float64bits(x))
-		}
-	}
-	return h.Sum64()
-}
-
-// sameStructure reports whether a and b are identical, number for number.
-func sameStructure(a, b *crystal.Structure) bool {
-	if a.Lattice.Matrix() != b.Lattice.Matrix() || len(a.Species) != len(b.Species) || len(a.Frac) != len(b.Frac) {
-		return false
-	}
-	for i := range a.Species {
-		if a.Species[i] != b.Species[i] || a.Frac[i] != b.Frac[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // outcome is what building a move gave: the structure's fingerprint, or

@@ -326,6 +326,11 @@ func TestProposeFingerprintsOnlyWhenNeeded(t *testing.T) {
 			in.SeenFormula = func(f string) bool {
 				return slices.ContainsFunc(proposed, func(p Proposal) bool { return p.Formula == f })
 			}
+			// As the proposer does, for the structures it proposed
+			// without a fingerprint.
+			in.SeenStructure = func(s *crystal.Structure) bool {
+				return slices.ContainsFunc(proposed, func(p Proposal) bool { return p.Fingerprint == "" && p.Structure.Identical(s) })
+			}
 		}
 		for g := 0; g < 12; g++ {
 			props, _ := gen.Propose(in)

@@ -54,7 +54,7 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	ein.Seen, ein.SeenFormula = seen.has, seen.hasFormula
+	ein.Seen, ein.SeenFormula, ein.SeenStructure = seen.has, seen.hasFormula, seen.hasStructure
 	var props []evolve.Proposal
 	var rejs []evolve.Rejection
 	if g.Baseline {
@@ -63,7 +63,7 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 		props, rejs = g.gen.Propose(ein)
 	}
 	for _, p := range props {
-		seen.add(p.Formula, p.Fingerprint)
+		seen.add(p.Formula, p.Fingerprint, p.Structure)
 	}
 	out := &Output{}
 	for _, p := range props {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
 // seenCache keeps, per campaign, a snapshot of the structure fingerprints
@@ -26,7 +27,11 @@ type seenSet struct {
 	mu       sync.RWMutex
 	fps      map[string]struct{}
 	formulas map[string]struct{}
-	fetched  time.Time
+	// exact holds the structures this replica proposed without a
+	// fingerprint, by crystal.Structure.ExactHash (at most seenExact).
+	exact   map[uint64][]*crystal.Structure
+	nExact  int
+	fetched time.Time
 }
 
 // seenRefresh is how stale a campaign's snapshot may get.
@@ -34,6 +39,10 @@ const seenRefresh = 2 * time.Second
 
 // seenCampaigns bounds the campaigns remembered.
 const seenCampaigns = 64
+
+// seenExact bounds the fingerprint-less structures remembered per
+// campaign; beyond it, the store's deduplication still holds.
+const seenExact = 1 << 14
 
 // set returns a campaign's snapshot, reloading it when stale.
 func (c *seenCache) set(ctx context.Context, st *store.Store, campaign string) (*seenSet, error) {
@@ -92,15 +101,36 @@ func (s *seenSet) hasFormula(f string) bool {
 	return ok
 }
 
+// hasStructure reports whether this replica proposed this very structure
+// without a fingerprint.
+func (s *seenSet) hasStructure(st *crystal.Structure) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, t := range s.exact[st.ExactHash()] {
+		if t.Identical(st) {
+			return true
+		}
+	}
+	return false
+}
+
 // add records a structure this replica proposed: its reduced formula and
-// its fingerprint ("" when it went without one).
-func (s *seenSet) add(formula, fp string) {
+// its fingerprint, or the structure itself when it went without one.
+func (s *seenSet) add(formula, fp string, st *crystal.Structure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if fp != "" {
-		s.fps[fp] = struct{}{}
-	}
 	if formula != "" {
 		s.formulas[formula] = struct{}{}
+	}
+	switch {
+	case fp != "":
+		s.fps[fp] = struct{}{}
+	case st != nil && s.nExact < seenExact:
+		if s.exact == nil {
+			s.exact = map[uint64][]*crystal.Structure{}
+		}
+		h := st.ExactHash()
+		s.exact[h] = append(s.exact[h], st)
+		s.nExact++
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -54,8 +55,12 @@ func TestSeenCacheSnapshots(t *testing.T) {
 	if s, _ = c.set(ctx, st, "seen"); s.has("NaCl-fp2") || s.hasFormula("LiF") {
 		t.Error("a fresh snapshot was reloaded")
 	}
-	s.add("CsI", "CsI-fp3") // proposed by this replica
-	s.add("RbF", "")
+	s.add("CsI", "CsI-fp3", nil) // proposed by this replica
+	rbf := crystaltest.Build(t, "rocksalt", "RbF")
+	s.add("RbF", "", rbf)
+	if !s.hasStructure(rbf.Copy()) || s.hasStructure(crystaltest.Build(t, "cscl", "RbF")) {
+		t.Error("the fingerprint-less RbF is not found by its very structure, or another is")
+	}
 	c.refresh = time.Nanosecond
 	if s, _ = c.set(ctx, st, "seen"); !s.has("NaCl-fp2") || !s.has("CsI-fp3") || !s.hasFormula("LiF") || !s.hasFormula("CsI") || !s.hasFormula("RbF") {
 		t.Error("the refreshed snapshot lacks the store's NaCl-fp2 and LiF or the local CsI and RbF")
