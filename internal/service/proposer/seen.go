@@ -2,6 +2,7 @@ package proposer
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,8 +29,11 @@ type seenSet struct {
 	fps      map[string]struct{}
 	formulas map[string]struct{}
 	// exact holds the structures this replica proposed without a
-	// fingerprint, by crystal.Structure.ExactHash (at most seenExact).
+	// fingerprint, by crystal.Structure.ExactHash (at most seenExact);
+	// unkeyed the same by formula, until a fingerprint of their formula
+	// is looked up (has).
 	exact   map[uint64][]*crystal.Structure
+	unkeyed map[string][]*crystal.Structure
 	nExact  int
 	fetched time.Time
 }
@@ -86,10 +90,29 @@ func (c *seenCache) set(ctx context.Context, st *store.Store, campaign string) (
 	return s, nil
 }
 
+// has reports whether a structure with fingerprint fp was proposed. The
+// structures of fp's formula that this replica proposed without one are
+// fingerprinted first (once): a different build of the same structure
+// (another cell, another site order) is caught here, not by the store
+// after the proposal.
 func (s *seenSet) has(fp string) bool {
+	formula, _, _ := strings.Cut(fp, "-")
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	_, ok := s.fps[fp]
+	waiting := len(s.unkeyed[formula]) > 0
+	s.mu.RUnlock()
+	if ok || !waiting {
+		return ok
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.unkeyed[formula] {
+		if k, err := crystal.Fingerprint(st); err == nil {
+			s.fps[k] = struct{}{}
+		}
+	}
+	delete(s.unkeyed, formula)
+	_, ok = s.fps[fp]
 	return ok
 }
 
@@ -128,9 +151,11 @@ func (s *seenSet) add(formula, fp string, st *crystal.Structure) {
 	case st != nil && s.nExact < seenExact:
 		if s.exact == nil {
 			s.exact = map[uint64][]*crystal.Structure{}
+			s.unkeyed = map[string][]*crystal.Structure{}
 		}
 		h := st.ExactHash()
 		s.exact[h] = append(s.exact[h], st)
+		s.unkeyed[formula] = append(s.unkeyed[formula], st)
 		s.nExact++
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -60,6 +61,23 @@ func TestSeenCacheSnapshots(t *testing.T) {
 	s.add("RbF", "", rbf)
 	if !s.hasStructure(rbf.Copy()) || s.hasStructure(crystaltest.Build(t, "cscl", "RbF")) {
 		t.Error("the fingerprint-less RbF is not found by its very structure, or another is")
+	}
+	// Another build of the same structure (a supercell) is found by its
+	// fingerprint, which the fingerprint-less one gets when asked.
+	sc, err := rbf.Supercell(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fpSC, err := crystal.Fingerprint(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cscl, err := crystal.Fingerprint(crystaltest.Build(t, "cscl", "RbF"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.hasStructure(sc) || !s.has(fpSC) || s.has(cscl) {
+		t.Error("a supercell of the fingerprint-less RbF is not found by its fingerprint, or caesium chloride RbF is")
 	}
 	c.refresh = time.Nanosecond
 	if s, _ = c.set(ctx, st, "seen"); !s.has("NaCl-fp2") || !s.has("CsI-fp3") || !s.hasFormula("LiF") || !s.hasFormula("CsI") || !s.hasFormula("RbF") {
