@@ -21,7 +21,6 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -188,11 +187,8 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 	// fingerprint, computing most only when a formula comes back.
 	byFP := map[string][]string{}
 	for id, ev := range evals {
-		cs, err := ev.Candidate.Structure.Crystal()
-		if err != nil {
-			continue // an unreadable structure is the evaluator's to report
-		}
-		if fp, err := crystal.Fingerprint(cs); err == nil {
+		// An unreadable structure is the evaluator's to report.
+		if fp, err := ev.Candidate.Structure.Fingerprint(); err == nil {
 			byFP[fp] = append(byFP[fp], id)
 		}
 	}

@@ -102,6 +102,15 @@ func (s Structure) Crystal() (*crystal.Structure, error) {
 	return crystal.NewStructure(l, species, frac)
 }
 
+// Fingerprint is crystal.Fingerprint of the structure.
+func (s Structure) Fingerprint() (string, error) {
+	cs, err := s.Crystal()
+	if err != nil {
+		return "", err
+	}
+	return crystal.Fingerprint(cs)
+}
+
 func (s Structure) validate(field string) error {
 	if len(s.Species) == 0 {
 		return invalid(field+".species", "empty")

@@ -21,7 +21,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/service/control"
 	"github.com/crucible-sci/crucible/internal/service/specs"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/island"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -253,7 +252,7 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	p := &store.Proposal{Generation: req.Generation, Island: in.Island,
 		PromptTokens: out.PromptTokens, CompletionTokens: out.CompletionTokens, LLMCalls: out.Calls,
-		Fingerprint: fingerprint}
+		Fingerprint: messages.Structure.Fingerprint}
 	// Evaluations so far of the formulas the memory bank caps (the only
 	// counts the checks read).
 	var capped []string
@@ -291,15 +290,6 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	metricCandidates.WithLabelValues("duplicate").Add(float64(len(p.Candidates) - len(accepted)))
 	return s.publish(ctx, spec, &req, accepted, log)
-}
-
-// fingerprint is crystal.Fingerprint of a candidate's structure.
-func fingerprint(ms messages.Structure) (string, error) {
-	cs, err := ms.Crystal()
-	if err != nil {
-		return "", err
-	}
-	return crystal.Fingerprint(cs)
 }
 
 // publishPrompts publishes the audit records of a generator's LLM

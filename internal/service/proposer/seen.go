@@ -11,12 +11,12 @@ import (
 )
 
 // seenCache keeps, per campaign, a snapshot of the structure fingerprints
-// and reduced formulas already proposed, reloaded from the store when older
-// than seenRefresh, plus what this replica proposed since. The generator consults it for
-// every attempt without a round trip; the store still deduplicates
-// authoritatively when a proposal is recorded, so a fingerprint another
-// replica proposed after the snapshot only costs a slot that goes back to
-// the budget and is refilled.
+// and reduced formulas already proposed, reloaded from the store when
+// older than seenRefresh, plus what this replica proposed since. The
+// generator consults it for every attempt without a round trip; the store
+// still deduplicates authoritatively when a proposal is recorded, so a
+// fingerprint another replica proposed after the snapshot only costs a
+// slot that goes back to the budget and is refilled.
 type seenCache struct {
 	// refresh is how stale a snapshot may get (default seenRefresh).
 	refresh    time.Duration

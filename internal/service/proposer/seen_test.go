@@ -33,7 +33,7 @@ func TestSeenCacheSnapshots(t *testing.T) {
 			t.Fatalf("request: %v %v", ok, err)
 		}
 		c := &messages.Candidate{ID: messages.CandidateID("seen", g.Generation, 0), Formula: formula, Fingerprint: fp}
-		p := &store.Proposal{Generation: g.Generation, Candidates: []*messages.Candidate{c}, Fingerprint: fingerprint}
+		p := &store.Proposal{Generation: g.Generation, Candidates: []*messages.Candidate{c}, Fingerprint: messages.Structure.Fingerprint}
 		if _, err := st.RecordProposal(ctx, "seen", p); err != nil {
 			t.Fatal(err)
 		}
