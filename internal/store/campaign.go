@@ -301,8 +301,6 @@ func fingerprintKey(p *Proposal, id string, st messages.Structure) string {
 	return "!" + id
 }
 
-// acceptedCandidates decodes a stored proposal and keeps the candidates
-// whose ids the accepted list ([n, ids…]) names.
 // acceptedIDs reads a generation's accepted record: the JSON array
 // [n, id…] that scriptPropose stores.
 func acceptedIDs(record string) ([]string, error) {
@@ -322,6 +320,8 @@ func acceptedIDs(record string) ([]string, error) {
 	return ids, nil
 }
 
+// acceptedCandidates decodes a stored proposal and keeps the candidates
+// whose ids the accepted list ([n, ids…]) names.
 func acceptedCandidates(acceptedJSON, proposalJSON string) ([]*messages.Candidate, error) {
 	ids, err := acceptedIDs(acceptedJSON)
 	if err != nil {

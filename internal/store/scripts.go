@@ -4,9 +4,112 @@ import "github.com/redis/go-redis/v9"
 
 // luaPrelude defines helpers every campaign script uses. KEYS[1] is always
 // the campaign's state hash.
+//
+// Hash fields go through a write-back cache: a script reads each field at
+// most once (load reads many in one HMGET) and writes each hash it changed
+// once, in flush, which a script that writes through the cache calls
+// before it returns. Counters add up in Lua, so recording a batch of
+// evaluations makes a few dozen calls rather than a few dozen per
+// evaluation: each call costs an embedded Redis-protocol server two fresh
+// buffers, and the evaluator's oracle shares the machine's memory with it.
+// A field a script writes with redis.call directly must not be read
+// through the cache after that.
 const luaPrelude = `
 local st = KEYS[1]
-local function num(f) return tonumber(redis.call('HGET', st, f) or '0') or 0 end
+local cache, touched = {}, {}
+local function hcache(key)
+  local c = cache[key]
+  if not c then
+    c = {v = {}, dirty = {}, list = {}}
+    cache[key] = c
+    table.insert(touched, key)
+  end
+  return c
+end
+-- chunks calls cmd on key with args, at most 512 at a time (Lua's stack
+-- bounds unpack), and returns the replies concatenated.
+local function chunks(cmd, key, args)
+  local out = {}
+  for i = 1, #args, 512 do
+    local part = redis.call(cmd, key, unpack(args, i, math.min(i + 511, #args)))
+    if type(part) == 'table' then
+      for _, x in ipairs(part) do table.insert(out, x) end
+    end
+  end
+  return out
+end
+-- load reads the fields of key not cached yet in one HMGET.
+local function load(key, fields)
+  local c = hcache(key)
+  local want, seen = {}, {}
+  for _, f in ipairs(fields) do
+    if c.v[f] == nil and not seen[f] then
+      seen[f] = true
+      table.insert(want, f)
+    end
+  end
+  if #want == 0 then return end
+  local got = chunks('HMGET', key, want)
+  for i, f in ipairs(want) do c.v[f] = got[i] end
+end
+-- hget is the field's value, false when it has none.
+local function hget(key, f)
+  local c = hcache(key)
+  local v = c.v[f]
+  if v == nil then
+    v = redis.call('HGET', key, f)
+    c.v[f] = v
+  end
+  return v
+end
+-- hset sets a field (false deletes it) when the script flushes.
+local function hset(key, f, v)
+  local c = hcache(key)
+  c.v[f] = v
+  if not c.dirty[f] then
+    c.dirty[f] = true
+    table.insert(c.list, f)
+  end
+end
+local function hnum(key, f) return tonumber(hget(key, f) or '0') or 0 end
+local function hincr(key, f, d)
+  local v = hnum(key, f) + d
+  hset(key, f, v)
+  return v
+end
+-- encode writes integers as HINCRBY reads them and other numbers so that
+-- they read back exactly.
+local function encode(v)
+  if type(v) ~= 'number' then return v end
+  if v == math.floor(v) and math.abs(v) < 2^53 then return string.format('%d', v) end
+  return string.format('%.17g', v)
+end
+-- flush writes what the script changed, hash by hash in the order first
+-- touched, and the hash last (if any) after all the others.
+local function flush(last)
+  local keys = {}
+  for _, key in ipairs(touched) do
+    if key ~= last then table.insert(keys, key) end
+  end
+  if last and cache[last] then table.insert(keys, last) end
+  for _, key in ipairs(keys) do
+    local c = cache[key]
+    local set, del = {}, {}
+    for _, f in ipairs(c.list) do
+      local v = c.v[f]
+      if v == false then
+        table.insert(del, f)
+      else
+        table.insert(set, f)
+        table.insert(set, encode(v))
+      end
+    end
+    if #set > 0 then chunks('HSET', key, set) end
+    if #del > 0 then chunks('HDEL', key, del) end
+    c.dirty, c.list = {}, {}
+  end
+end
+local function num(f) return hnum(st, f) end
 -- epShare is episode e's share of a budget of b over n episodes.
 local function epShare(e, b, n)
   local q = math.floor(b / n)
@@ -15,13 +118,14 @@ local function epShare(e, b, n)
 end
 local function epBudget(e) return epShare(e, num('budget'), num('episodes')) end
 -- reserve reserves the next generation of the current episode, once per
--- trigger (triggers and gens are the campaign's hashes). Returns
--- "g:slots:episode", or "-1:<why>" when none can be requested.
+-- trigger (triggers and gens are the campaign's hashes), through the
+-- cache. Returns "g:slots:episode", or "-1:<why>" when none can be
+-- requested.
 local function reserve(trigger, triggers, gens)
-  local prev = redis.call('HGET', triggers, trigger)
+  local prev = hget(triggers, trigger)
   if prev then return prev end
   local res
-  local status = redis.call('HGET', st, 'status')
+  local status = hget(st, 'status')
   if status ~= 'running' then
     res = '-1:' .. (status or 'unknown')
   else
@@ -33,14 +137,16 @@ local function reserve(trigger, triggers, gens)
     else
       local slots = math.min(num('batch'), budget - reserved)
       local g = num('next_gen')
-      redis.call('HSET', st, 'next_gen', g + 1)
-      redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', slots)
-      redis.call('HINCRBY', st, 'inflight', 1)
-      redis.call('HSET', gens, g .. ':slots', slots, g .. ':ep', ep, g .. ':trigger', trigger)
+      hset(st, 'next_gen', g + 1)
+      hincr(st, 'ep' .. ep .. '_reserved', slots)
+      hincr(st, 'inflight', 1)
+      hset(gens, g .. ':slots', slots)
+      hset(gens, g .. ':ep', ep)
+      hset(gens, g .. ':trigger', trigger)
       res = g .. ':' .. slots .. ':' .. ep
     end
   end
-  redis.call('HSET', triggers, trigger, res)
+  hset(triggers, trigger, res)
   return res
 end
 `
@@ -58,7 +164,9 @@ return 1
 // once per trigger. KEYS: state, triggers, gens. ARGV: trigger.
 // Returns "g:slots:episode", or "-1:<why>" when none can be requested.
 var scriptRequest = redis.NewScript(luaPrelude + `
-return reserve(ARGV[1], KEYS[2], KEYS[3])
+local res = reserve(ARGV[1], KEYS[2], KEYS[3])
+flush()
+return res
 `)
 
 // scriptPropose records what a generation proposed, once. KEYS: state,
@@ -87,24 +195,34 @@ return reserve(ARGV[1], KEYS[2], KEYS[3])
 // ids…] and the stored proposal ("" once it is gone); a repeated call
 // returns what the first one stored.
 var scriptPropose = redis.NewScript(luaPrelude + `
+local gens, seen = KEYS[2], KEYS[3]
 local g = ARGV[1]
-local prev = redis.call('HGET', KEYS[2], g .. ':accepted')
-if prev then return {prev, redis.call('HGET', KEYS[2], g .. ':proposal') or ''} end
-local slots = tonumber(redis.call('HGET', KEYS[2], g .. ':slots'))
+load(gens, {g .. ':accepted', g .. ':proposal', g .. ':slots', g .. ':ep'})
+local prev = hget(gens, g .. ':accepted')
+if prev then return {prev, hget(gens, g .. ':proposal') or ''} end
+local slots = tonumber(hget(gens, g .. ':slots'))
 if not slots then return redis.error_reply('unknown generation ' .. g) end
-local ep = redis.call('HGET', KEYS[2], g .. ':ep')
+local ep = hget(gens, g .. ':ep')
 local nrej = tonumber(ARGV[10])
 local base = 11 + nrej
 local nres = tonumber(ARGV[base])
+local first = base + 1 + 3 * nres
+-- What the proposal reads of the seen hash, in one HMGET.
+local sf = {}
+for i = base + 1, base + 3 * nres, 3 do table.insert(sf, '=' .. ARGV[i]) end
+for i = first, #ARGV, 4 do
+  table.insert(sf, '=' .. ARGV[i+2])
+  if ARGV[i+1] ~= '' then table.insert(sf, ARGV[i+1]) end
+end
+load(seen, sf)
 for i = base + 1, base + 3 * nres, 3 do
   local f, id, fp = '=' .. ARGV[i], ARGV[i+1], ARGV[i+2]
-  local cur = redis.call('HGET', KEYS[3], f)
+  local cur = hget(seen, f)
   if cur and string.sub(cur, 1, #id + 1) == id .. '\n' then
-    redis.call('HSETNX', KEYS[3], fp, id)
-    redis.call('HSET', KEYS[3], f, '*')
+    if not hget(seen, fp) then hset(seen, fp, id) end
+    hset(seen, f, '*')
   end
 end
-local first = base + 1 + 3 * nres
 local need = {'need'}
 local function needs(k, pending)
   table.insert(need, tostring(k))
@@ -116,7 +234,7 @@ end
 local claim, keyed = {}, {}
 for i = first, #ARGV, 4 do
   local k, fp, f = (i - first) / 4, ARGV[i+1], '=' .. ARGV[i+2]
-  local cur = redis.call('HGET', KEYS[3], f)
+  local cur = hget(seen, f)
   if cur and cur ~= '*' then
     needs(k, cur)
   elseif cur then
@@ -135,51 +253,62 @@ for i = first, #ARGV, 4 do
     end
   end
 end
-if #need > 1 then return need end
+if #need > 1 then
+  flush()
+  return need
+end
 local accepted = {}
 local dups = 0
 for i = first, #ARGV, 4 do
   local id, fp, f = ARGV[i], ARGV[i+1], '=' .. ARGV[i+2]
   if fp == '' then
-    redis.call('HSET', KEYS[3], f, id .. '\n' .. ARGV[i+3])
+    hset(seen, f, id .. '\n' .. ARGV[i+3])
     table.insert(accepted, id)
   else
-    local owner = redis.call('HGET', KEYS[3], fp)
+    local owner = hget(seen, fp)
     if (not owner) or owner == id then
-      redis.call('HSET', KEYS[3], fp, id)
-      redis.call('HSETNX', KEYS[3], f, '*')
+      hset(seen, fp, id)
+      if not hget(seen, f) then hset(seen, f, '*') end
       table.insert(accepted, id)
     else
       dups = dups + 1
     end
   end
 end
-for i = 11, 10 + nrej do redis.call('LPUSH', KEYS[4], ARGV[i]) end
-if nrej > 0 then redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[9]) - 1) end
+if nrej > 0 then
+  local docs = {}
+  for i = 11, 10 + nrej do table.insert(docs, ARGV[i]) end
+  chunks('LPUSH', KEYS[4], docs)
+  redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[9]) - 1)
+end
 local n = #accepted
 local out = {n}
 for _, id in ipairs(accepted) do table.insert(out, id) end
-redis.call('HSET', KEYS[2], g .. ':accepted', cjson.encode(out), g .. ':n', n, g .. ':island', ARGV[2], g .. ':proposal', ARGV[3])
-redis.call('HINCRBY', st, 'proposed', n)
-redis.call('HINCRBY', st, 'rejected', tonumber(ARGV[4]) + dups)
-redis.call('HINCRBY', st, 'prompt_tokens', tonumber(ARGV[5]))
-redis.call('HINCRBY', st, 'completion_tokens', tonumber(ARGV[6]))
-redis.call('HINCRBY', st, 'llm_calls', tonumber(ARGV[7]))
-if n < slots then redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', n - slots) end
+hset(gens, g .. ':accepted', cjson.encode(out))
+hset(gens, g .. ':n', n)
+hset(gens, g .. ':island', ARGV[2])
+load(st, {'proposed', 'rejected', 'prompt_tokens', 'completion_tokens', 'llm_calls', 'ep' .. ep .. '_reserved',
+  'inflight', 'empty_generations', 'consecutive_empty', 'status'})
+hincr(st, 'proposed', n)
+hincr(st, 'rejected', tonumber(ARGV[4]) + dups)
+hincr(st, 'prompt_tokens', tonumber(ARGV[5]))
+hincr(st, 'completion_tokens', tonumber(ARGV[6]))
+hincr(st, 'llm_calls', tonumber(ARGV[7]))
+if n < slots then hincr(st, 'ep' .. ep .. '_reserved', n - slots) end
+local stored = ARGV[3]
 if n == 0 then
-  redis.call('HSET', KEYS[2], g .. ':done', 1)
-  redis.call('HDEL', KEYS[2], g .. ':proposal')
-  redis.call('HINCRBY', st, 'inflight', -1)
-  redis.call('HINCRBY', st, 'empty_generations', 1)
-  local c = redis.call('HINCRBY', st, 'consecutive_empty', 1)
-  if c >= tonumber(ARGV[8]) and redis.call('HGET', st, 'status') == 'running' then
-    redis.call('HSET', st, 'status', 'exhausted')
+  stored = ''
+  hset(gens, g .. ':done', 1)
+  hincr(st, 'inflight', -1)
+  hincr(st, 'empty_generations', 1)
+  if hincr(st, 'consecutive_empty', 1) >= tonumber(ARGV[8]) and hget(st, 'status') == 'running' then
+    hset(st, 'status', 'exhausted')
   end
 else
-  redis.call('HSET', st, 'consecutive_empty', 0)
+  hset(gens, g .. ':proposal', stored)
+  hset(st, 'consecutive_empty', 0)
 end
-local stored = ARGV[3]
-if n == 0 then stored = '' end
+flush()
 return {cjson.encode(out), stored}
 `)
 
@@ -190,108 +319,150 @@ return {cjson.encode(out), stored}
 // ARGV: the number of arguments per evaluation, then per evaluation id,
 // generation, episode, island, seed, score, feasible, stable, valid,
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
-// find ("" if none), hit doc ("" if not a hit). Returns per evaluation its outcome flags,
-// prefixed "dup;" for a repeat. An evaluation that completes its
-// generation also reserves the next one (trigger "after/<g>", as
-// scriptRequest would) and reports it as "next=<reply of reserve>".
+// find ("" if none), hit doc ("" if not a hit). Returns per evaluation its
+// outcome flags, prefixed "dup;" for a repeat. An evaluation that
+// completes its generation also reserves the next one (trigger
+// "after/<g>", as scriptRequest would) and reports it as "next=<reply of
+// reserve>".
 //
 // One call records a whole batch: an embedded Redis-protocol server builds
-// a Lua interpreter per call, and a real one saves the round trips.
+// a Lua interpreter per call, and a real one saves the round trips. The
+// batch reads what it needs in one HMGET per hash, counts in the cache,
+// bounds each pool it added to once (the same members stay as bounding
+// after each addition: the highest scores, ties broken alike), and writes
+// each hash once; the evaluated hash, which makes a repeat a repeat, is
+// written last.
 var scriptEvaluate = redis.NewScript(luaPrelude + `
-local budget, episodes = num('budget'), num('episodes')
+local evaluated, gens, comps, docs, islands, hits = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7], KEYS[8]
 local stride = tonumber(ARGV[1])
+local count = (#ARGV - 1) / stride
+
+-- What the batch reads, one HMGET per hash.
+local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
+  'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status'}
+local ids, gf, cf, isf = {}, {}, {}, {}
+for r = 0, count - 1 do
+  local a = 1 + r * stride
+  local g, f = ARGV[a + 2], ARGV[a + 12]
+  table.insert(ids, ARGV[a + 1])
+  table.insert(sf, 'ep' .. ARGV[a + 3] .. '_evaluated')
+  for _, x in ipairs({':evaluated', ':known', ':done', ':n'}) do table.insert(gf, g .. x) end
+  for _, x in ipairs({'|n', '|stable', '|hits', '|emin', '|emax'}) do table.insert(cf, f .. x) end
+  table.insert(isf, ARGV[a + 4] .. ':n')
+  table.insert(isf, ARGV[a + 4] .. ':sum')
+end
+load(st, sf)
+load(evaluated, ids)
+load(gens, gf)
+load(comps, cf)
+load(islands, isf)
+
+local budget, episodes = num('budget'), num('episodes')
+local pools, poolOrder, finds, curve = {}, {}, {}, {}
 
 local function record(a, success, failure)
   local id = ARGV[a + 1]
-  local prev = redis.call('HGET', KEYS[2], id)
+  local prev = hget(evaluated, id)
   if prev then return 'dup;' .. prev end
   local g, ep, island = ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
-  local seed, score = ARGV[a + 5] == '1', tonumber(ARGV[a + 6])
+  local seed, score = ARGV[a + 5] == '1', ARGV[a + 6]
   local feasible, stable, valid = ARGV[a + 7] == '1', ARGV[a + 8] == '1', ARGV[a + 9] == '1'
   local known, novel, formula, ehull = ARGV[a + 10] == '1', ARGV[a + 11] == '1', ARGV[a + 12], ARGV[a + 13]
   local flags = {}
 
-  -- The island's pools: successes (feasible) and failures, each bounded,
-  -- keeping the highest scores.
-  local pool = failure
-  if feasible then pool = success end
-  redis.call('ZADD', pool, score, id)
-  redis.call('HSET', KEYS[5], id, ARGV[a + 14])
-  local extra = redis.call('ZCARD', pool) - tonumber(ARGV[a + 15])
-  if extra > 0 then
-    local dropped = redis.call('ZPOPMIN', pool, extra)
-    for i = 1, #dropped, 2 do redis.call('HDEL', KEYS[5], dropped[i]) end
+  -- The island's pools: successes (feasible) and failures, each bounded
+  -- (below, once per batch), keeping the highest scores.
+  local key = failure
+  if feasible then key = success end
+  local pool = pools[key]
+  if not pool then
+    pool = {}
+    pools[key] = pool
+    table.insert(poolOrder, key)
   end
-  redis.call('HINCRBY', KEYS[7], island .. ':n', 1)
-  redis.call('HINCRBYFLOAT', KEYS[7], island .. ':sum', score)
+  pool.size = tonumber(ARGV[a + 15])
+  table.insert(pool, score)
+  table.insert(pool, id)
+  hset(docs, id, ARGV[a + 14])
+  hincr(islands, island .. ':n', 1)
+  hincr(islands, island .. ':sum', tonumber(score))
 
   -- Finds are appended: readers fetch only what they have not seen.
-  if ARGV[a + 16] ~= '' then redis.call('RPUSH', KEYS[6], ARGV[a + 16]) end
+  if ARGV[a + 16] ~= '' then table.insert(finds, ARGV[a + 16]) end
 
   if seed then
-    local done = redis.call('HINCRBY', st, 'seeds_evaluated', 1)
-    if done == num('seeds') then table.insert(flags, 'seeds_done') end
+    if hincr(st, 'seeds_evaluated', 1) == num('seeds') then table.insert(flags, 'seeds_done') end
   else
-    local index = redis.call('HINCRBY', st, 'evaluated', 1)
+    local index = hincr(st, 'evaluated', 1)
     table.insert(flags, 'index=' .. index)
-    if valid then redis.call('HINCRBY', st, 'valid', 1) end
-    if feasible then redis.call('HINCRBY', st, 'hits', 1) end
-    if stable then redis.call('HINCRBY', st, 'stable', 1) end
-    if stable and feasible then redis.call('HINCRBY', st, 'stable_hits', 1) end
-    if known then redis.call('HINCRBY', st, 'known', 1) end
-    if novel then redis.call('HINCRBY', st, 'novel', 1) end
-    if novel and stable then redis.call('RPUSH', KEYS[9], index) end
+    if valid then hincr(st, 'valid', 1) end
+    if feasible then hincr(st, 'hits', 1) end
+    if stable then hincr(st, 'stable', 1) end
+    if stable and feasible then hincr(st, 'stable_hits', 1) end
+    if known then hincr(st, 'known', 1) end
+    if novel then hincr(st, 'novel', 1) end
+    if novel and stable then table.insert(curve, index) end
     if ehull ~= '' then
-      redis.call('HINCRBYFLOAT', st, 'ehull_sum', tonumber(ehull))
-      redis.call('HINCRBY', st, 'ehull_n', 1)
+      hincr(st, 'ehull_sum', tonumber(ehull))
+      hincr(st, 'ehull_n', 1)
     end
-    if ARGV[a + 17] ~= '' then redis.call('HSET', KEYS[8], id, ARGV[a + 17]) end
+    if ARGV[a + 17] ~= '' then hset(hits, id, ARGV[a + 17]) end
     -- Per-composition statistics (MADE §4.1: query count, stability, energy range).
-    if redis.call('HINCRBY', KEYS[4], formula .. '|n', 1) == 1 then redis.call('HINCRBY', st, 'unique_compositions', 1) end
-    if stable then redis.call('HINCRBY', KEYS[4], formula .. '|stable', 1) end
-    if feasible then redis.call('HINCRBY', KEYS[4], formula .. '|hits', 1) end
+    if hincr(comps, formula .. '|n', 1) == 1 then hincr(st, 'unique_compositions', 1) end
+    if stable then hincr(comps, formula .. '|stable', 1) end
+    if feasible then hincr(comps, formula .. '|hits', 1) end
     if ehull ~= '' then
       local e = tonumber(ehull)
-      local range = redis.call('HMGET', KEYS[4], formula .. '|emin', formula .. '|emax')
-      local lo, hi = tonumber(range[1] or ''), tonumber(range[2] or '')
-      if (not lo) or e < lo then redis.call('HSET', KEYS[4], formula .. '|emin', ehull) end
-      if (not hi) or e > hi then redis.call('HSET', KEYS[4], formula .. '|emax', ehull) end
+      local lo, hi = tonumber(hget(comps, formula .. '|emin') or ''), tonumber(hget(comps, formula .. '|emax') or '')
+      if (not lo) or e < lo then hset(comps, formula .. '|emin', ehull) end
+      if (not hi) or e > hi then hset(comps, formula .. '|emax', ehull) end
     end
     -- Memorisation per generation (LLEMA Fig. 4).
-    local gev = redis.call('HINCRBY', KEYS[3], g .. ':evaluated', 1)
-    if known then redis.call('HINCRBY', KEYS[3], g .. ':known', 1) end
-    local gs = redis.call('HMGET', KEYS[3], g .. ':done', g .. ':n')
+    local gev = hincr(gens, g .. ':evaluated', 1)
+    if known then hincr(gens, g .. ':known', 1) end
     local gdone = false
-    if tonumber(gs[1] or '0') == 0 and gev == tonumber(gs[2] or '-1') then
-      redis.call('HSET', KEYS[3], g .. ':done', 1)
-      redis.call('HDEL', KEYS[3], g .. ':proposal')
-      redis.call('HINCRBY', st, 'inflight', -1)
-      redis.call('HINCRBY', st, 'generations', 1)
+    if hnum(gens, g .. ':done') == 0 and gev == tonumber(hget(gens, g .. ':n') or '-1') then
+      hset(gens, g .. ':done', 1)
+      hset(gens, g .. ':proposal', false)
+      hincr(st, 'inflight', -1)
+      hincr(st, 'generations', 1)
       table.insert(flags, 'generation_done')
       gdone = true
     end
-    local epDone = redis.call('HINCRBY', st, 'ep' .. ep .. '_evaluated', 1)
+    local epDone = hincr(st, 'ep' .. ep .. '_evaluated', 1)
     if epDone == epShare(ep, budget, episodes) then table.insert(flags, 'episode_done') end
-    local status = redis.call('HGET', st, 'status')
+    local status = hget(st, 'status')
     if index == budget then
-      if status == 'running' then redis.call('HSET', st, 'status', 'completed') end
+      if status == 'running' then hset(st, 'status', 'completed') end
       table.insert(flags, 'campaign_done')
     elseif status == 'exhausted' and num('inflight') == 0 then
       table.insert(flags, 'campaign_done')
     end
     -- The next generation, reserved after the counters are final (a
     -- completed campaign reserves none).
-    if gdone then table.insert(flags, 'next=' .. reserve('after/' .. g, KEYS[10], KEYS[3])) end
+    if gdone then table.insert(flags, 'next=' .. reserve('after/' .. g, KEYS[10], gens)) end
   end
   local res = table.concat(flags, ',')
-  redis.call('HSET', KEYS[2], id, res)
+  hset(evaluated, id, res)
   return res
 end
 
 local out = {}
-for r = 0, (#ARGV - 1) / stride - 1 do
+for r = 0, count - 1 do
   out[r + 1] = record(1 + r * stride, KEYS[11 + 2 * r], KEYS[12 + 2 * r])
 end
+for _, key in ipairs(poolOrder) do
+  local pool = pools[key]
+  chunks('ZADD', key, pool)
+  local extra = redis.call('ZCARD', key) - pool.size
+  if extra > 0 then
+    local dropped = redis.call('ZPOPMIN', key, extra)
+    for i = 1, #dropped, 2 do hset(docs, dropped[i], false) end
+  end
+end
+if #finds > 0 then chunks('RPUSH', KEYS[6], finds) end
+if #curve > 0 then chunks('RPUSH', KEYS[9], curve) end
+flush(evaluated)
 return out
 `)
 
@@ -303,7 +474,8 @@ local e = tonumber(ARGV[1])
 local cur = num('episode')
 if cur > e then return 1 end
 if e + 1 >= num('episodes') then return 0 end
-redis.call('HSET', st, 'episode', e + 1)
+hset(st, 'episode', e + 1)
+flush()
 return 1
 `)
 

@@ -215,6 +215,41 @@ func TestEmptyGenerationsExhaust(t *testing.T) {
 	}
 }
 
+// TestRejectsKept: an island keeps its most recent rejected proposals,
+// newest first, at most MaxRejectsKept, and counts them all.
+func TestRejectsKept(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if _, err := s.CreateCampaign(ctx, spec(t, "rej", 10, 2, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	const perGen = 20
+	for k := range 2 {
+		g, ok, err := s.RequestGeneration(ctx, "rej", fmt.Sprintf("t/%d", k))
+		if err != nil || !ok {
+			t.Fatalf("request %d: %v %v", k, ok, err)
+		}
+		p := &Proposal{Generation: g.Generation, Island: 1}
+		for i := range perGen {
+			p.Rejected = append(p.Rejected, Member{ID: fmt.Sprintf("r%d-%02d", k, i), Formula: "GaN"})
+		}
+		if _, err := s.RecordProposal(ctx, "rej", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view, err := s.Island(ctx, "rej", 1, 2*MaxRejectsKept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Rejects) != MaxRejectsKept || view.Rejects[0].ID != "r1-19" || view.Rejects[perGen-1].ID != "r1-00" ||
+		view.Rejects[perGen].ID != "r0-19" || view.Rejects[MaxRejectsKept-1].ID != fmt.Sprintf("r0-%02d", 2*perGen-MaxRejectsKept) {
+		t.Fatalf("rejects %d, first %+v", len(view.Rejects), view.Rejects[0])
+	}
+	if st, err := s.State(ctx, "rej"); err != nil || st.Counters.Rejected != 2*perGen {
+		t.Fatalf("counters %+v %v", st.Counters, err)
+	}
+}
+
 func TestEpisodes(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
