@@ -318,6 +318,10 @@ func writeAllocProfile(path, suffix string) error {
 	if err != nil {
 		return err
 	}
+	// The profile holds what was allocated up to the last collection;
+	// without one now it would miss up to a collection cycle's worth
+	// (seconds of a campaign at the local mode's GOGC).
+	runtime.GC()
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 		f.Close()
 		return err
