@@ -265,7 +265,8 @@ fewer collections for a larger peak (about 0.5 GB resident for a
 					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
 			}
 			progress := progressPrinter(stderr, quiet)
-			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout})
+			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout,
+				Generator: generatorLabel(spec, baseline)})
 			if !quiet {
 				fmt.Fprintln(stderr)
 			}

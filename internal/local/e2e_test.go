@@ -2,7 +2,10 @@ package local_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/testenv"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/reference"
 	"github.com/crucible-sci/crucible/pkg/task"
@@ -63,11 +67,16 @@ func servers(t *testing.T) map[string]local.Options {
 }
 
 func start(t *testing.T, opts local.Options) *local.Stack {
+	return startWith(t, opts, wire.ProposerOptions{})
+}
+
+// startWith starts a stack whose proposers are wired with po.
+func startWith(t *testing.T, opts local.Options, po wire.ProposerOptions) *local.Stack {
 	t.Helper()
 	o, db := deps(t)
 	opts.Oracle = o
 	opts.Namespace = testsrv.Namespace()
-	opts.Proposer = func(s *store.Store) proposer.Config { return wire.Proposer(db, s, wire.ProposerOptions{}) }
+	opts.Proposer = func(s *store.Store) proposer.Config { return wire.Proposer(db, s, po) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st, err := local.Start(ctx, opts)
@@ -115,6 +124,35 @@ func TestCampaignEndToEnd(t *testing.T) {
 				t.Errorf("%d reflections, want one per episode (2)", len(res.Reflections))
 			}
 		})
+	}
+}
+
+// TestRandomBaseline: a campaign proposed by the random-substitution
+// baseline keeps the pipeline's guarantees, every candidate is a random
+// substitution, and the summary (and summary.json) names the baseline,
+// not the spec's evolve.
+func TestRandomBaseline(t *testing.T) {
+	st := startWith(t, local.Options{}, wire.ProposerOptions{Baseline: true})
+	spec := &messages.CampaignSpec{ID: "baseline", Task: easyTask(), Budget: 20, Seed: 3}
+	out := t.TempDir()
+	const label = "random-substitution baseline"
+	res, err := local.Run(context.Background(), st, spec, local.RunOptions{Out: out, Timeout: 4 * time.Minute, Generator: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCampaign(t, st, spec, res)
+	for _, ev := range res.Evaluations {
+		if op := ev.Candidate.Operator; op != evolve.OpRandomSubstitution {
+			t.Fatalf("candidate %s made by %q", ev.ID, op)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum messages.Summary
+	if err := json.Unmarshal(data, &sum); err != nil || sum.Generator != label || res.Summary.Generator != label {
+		t.Fatalf("summary.json generator %q (%v), result %q, want %q", sum.Generator, err, res.Summary.Generator, label)
 	}
 }
 

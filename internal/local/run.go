@@ -43,6 +43,10 @@ type RunOptions struct {
 	OnProgress func(Progress)
 	// Timeout bounds the whole campaign (0 = none).
 	Timeout time.Duration
+	// Generator names the generator in the summary when the stack's
+	// proposer uses one the spec does not name (the random-substitution
+	// baseline); empty keeps the spec's.
+	Generator string
 }
 
 // Run submits spec to the stack, waits for the campaign to finish and for
@@ -101,6 +105,9 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 	// The judge counts discoveries after the final status was sent: take
 	// the count from the collected events.
 	if res.Summary != nil {
+		if o.Generator != "" {
+			res.Summary.Generator = o.Generator
+		}
 		res.Summary.Discoveries = len(res.Discoveries)
 		res.Summary.WallSeconds = time.Since(start).Seconds()
 		if o.OnProgress != nil {
