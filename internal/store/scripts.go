@@ -339,7 +339,8 @@ local count = (#ARGV - 1) / stride
 
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
-  'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status'}
+  'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status',
+  'episode', 'batch', 'next_gen'}
 local ids, gf, cf, isf = {}, {}, {}, {}
 for r = 0, count - 1 do
   local a = 1 + r * stride
