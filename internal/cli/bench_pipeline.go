@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -64,6 +65,11 @@ type pipelineRound struct {
 	CPUPerEvaluation       float64 `json:"cpu_ms_per_evaluation"`
 	OracleCPUPerEvaluation float64 `json:"oracle_cpu_ms_per_evaluation"`
 	CoresBusy              float64 `json:"cores_busy"`
+	// AllocPerEvaluation is the heap the whole process allocated per
+	// evaluation of (b), in KiB: the memory the services stream through
+	// the caches the oracle shares, and steadier from run to run than CPU
+	// time on a machine whose speed drifts.
+	AllocPerEvaluation float64 `json:"alloc_kib_per_evaluation"`
 	// Where (b) loses against (a): the share of the span the evaluator's
 	// oracle was working, and its speed while it did (structures/s, from
 	// the evaluations' oracle seconds) against (a). Their product is about
@@ -118,10 +124,11 @@ func newBenchPipelineCmd() *cobra.Command {
 
 For (b) it also reports the CPU the process used per evaluation, split
 into the oracle's share (as measured in (a)) and the rest (proposer,
-reflector, judge, embedded brokers, the collecting client), and how many
-cores were busy: when all are, the pipeline is CPU-bound and (b) over (a)
-is bounded by the oracle's share. --workers 1 leaves the other cores to
-the services. It splits the ratio into the share of the time the
+reflector, judge, embedded brokers, the collecting client), the heap it
+allocated per evaluation (steadier than CPU time where the machine's
+speed drifts), and how many cores were busy: when all are, the pipeline
+is CPU-bound and (b) over (a) is bounded by the oracle's share.
+--workers 1 leaves the other cores to the services. It splits the ratio into the share of the time the
 evaluator's oracle was working and its speed while it did, against (a):
 a busy oracle running slower is one sharing its core. With --nats and
 --redis the campaigns run on real servers (their CPU is then not the
@@ -254,6 +261,7 @@ func (p *pipelineSetup) round(ctx context.Context, prev *benchCampaign, budget, 
 		r.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
 		r.OracleCPUPerEvaluation = 1000 * (cpuBefore + cpuAfter) / 2
 		r.CoresBusy = span.coresBusy()
+		r.AllocPerEvaluation = span.alloc / float64(span.evaluations) / 1024
 	}
 	if span.wall > 0 && span.oracle > 0 {
 		r.OracleBusy = span.oracle / span.wall
@@ -346,6 +354,7 @@ func parseInts(s string) ([]int, error) {
 type campaignSpan struct {
 	wall        float64 // seconds
 	cpu         float64 // CPU seconds of the process (0 = not measured)
+	alloc       float64 // bytes the process allocated on the heap
 	oracle      float64 // seconds the evaluators' oracle worked on the span's evaluations
 	proposed    int     // evaluations of proposed candidates (all inside the span)
 	evaluations int     // evaluations inside the span, seeds included
@@ -430,6 +439,7 @@ func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch 
 		}
 	}
 	span.cpu = samples.between(first, last)
+	span.alloc = samples.allocatedBetween(first, last)
 	finds, err := st.Store.Finds(ctx, id)
 	if err != nil {
 		return nil, campaignSpan{}, err
@@ -483,8 +493,9 @@ func evaluationSpan(evs []*messages.Evaluation) (first, last time.Time) {
 
 // cpuSamples are the process's CPU seconds at increasing times.
 type cpuSamples struct {
-	at  []time.Time
-	cpu []float64
+	at    []time.Time
+	cpu   []float64 // CPU seconds of the process
+	alloc []float64 // bytes the process has allocated on the heap
 }
 
 // sampleCPU samples the process's CPU time every period until the
@@ -495,9 +506,15 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	if _, ok := cputime.Process(); !ok {
 		return func() cpuSamples { return s }
 	}
+	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	take := func() {
 		c, _ := cputime.Process()
-		s.at, s.cpu = append(s.at, time.Now()), append(s.cpu, c.Seconds())
+		metrics.Read(allocs)
+		var a float64
+		if allocs[0].Value.Kind() == metrics.KindUint64 {
+			a = float64(allocs[0].Value.Uint64())
+		}
+		s.at, s.cpu, s.alloc = append(s.at, time.Now()), append(s.cpu, c.Seconds()), append(s.alloc, a)
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -521,25 +538,31 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	}
 }
 
-// cpuAt interpolates the CPU seconds at time t, clamped to the samples.
-func (s cpuSamples) cpuAt(t time.Time) float64 {
+// valueAt interpolates the sampled values v at time t, clamped to the
+// samples.
+func (s cpuSamples) valueAt(v []float64, t time.Time) float64 {
 	n := len(s.at)
 	i := sort.Search(n, func(i int) bool { return !s.at[i].Before(t) })
 	switch {
 	case n == 0:
 		return 0
 	case i == 0:
-		return s.cpu[0]
+		return v[0]
 	case i == n:
-		return s.cpu[n-1]
+		return v[n-1]
 	}
 	f := t.Sub(s.at[i-1]).Seconds() / s.at[i].Sub(s.at[i-1]).Seconds()
-	return s.cpu[i-1] + f*(s.cpu[i]-s.cpu[i-1])
+	return v[i-1] + f*(v[i]-v[i-1])
 }
 
 // between is the CPU seconds used from a to b.
 func (s cpuSamples) between(a, b time.Time) float64 {
-	return s.cpuAt(b) - s.cpuAt(a)
+	return s.valueAt(s.cpu, b) - s.valueAt(s.cpu, a)
+}
+
+// allocatedBetween is the bytes allocated from a to b.
+func (s cpuSamples) allocatedBetween(a, b time.Time) float64 {
+	return s.valueAt(s.alloc, b) - s.valueAt(s.alloc, a)
 }
 
 // cold returns the oracle with no hull diagram built: each campaign (b)
@@ -598,6 +621,7 @@ func printPipelineReport(w io.Writer, r *pipelineReport) {
 	if r.CPUPerEvaluation > 0 {
 		fmt.Fprintf(w, "    CPU per evaluation %.2f ms (oracle %.2f ms, services and brokers %.2f ms); %.2f of %d cores busy\n",
 			r.CPUPerEvaluation, r.OracleCPUPerEvaluation, r.CPUPerEvaluation-r.OracleCPUPerEvaluation, r.CoresBusy, r.GOMAXPROCS)
+		fmt.Fprintf(w, "    heap allocated per evaluation %.0f KiB (the whole process)\n", r.AllocPerEvaluation)
 	}
 	if r.OracleBusy > 0 {
 		fmt.Fprintf(w, "    the evaluator's oracle worked %.0f%% of the time, at %.0f%% of its speed in (a)\n", 100*r.OracleBusy, 100*r.OracleSpeed)

@@ -16,8 +16,9 @@ import (
 func TestCPUSamplesBetween(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := cpuSamples{
-		at:  []time.Time{t0, t0.Add(time.Second), t0.Add(3 * time.Second)},
-		cpu: []float64{10, 12, 13},
+		at:    []time.Time{t0, t0.Add(time.Second), t0.Add(3 * time.Second)},
+		cpu:   []float64{10, 12, 13},
+		alloc: []float64{100, 120, 130},
 	}
 	for _, c := range []struct {
 		a, b time.Duration
@@ -30,6 +31,9 @@ func TestCPUSamplesBetween(t *testing.T) {
 	} {
 		if got := s.between(t0.Add(c.a), t0.Add(c.b)); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("between(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+		if got := s.allocatedBetween(t0.Add(c.a), t0.Add(c.b)); math.Abs(got-10*c.want) > 1e-9 {
+			t.Errorf("allocatedBetween(%v, %v) = %v, want %v", c.a, c.b, got, 10*c.want)
 		}
 	}
 	if got := (cpuSamples{}).between(t0, t0.Add(time.Second)); got != 0 {
@@ -55,6 +59,10 @@ func TestSampleCPUCountsWork(t *testing.T) {
 	for i := 0; i < 20_000_000; i++ {
 		x += math.Sqrt(float64(i))
 	}
+	const chunks, size = 256, 64 << 10
+	for range chunks {
+		bytesSink = make([]byte, size)
+	}
 	s := stop()
 	if len(s.at) < 2 {
 		t.Fatalf("%d samples", len(s.at))
@@ -63,10 +71,17 @@ func TestSampleCPUCountsWork(t *testing.T) {
 	if used := s.between(s.at[0], s.at[len(s.at)-1]); used <= 0 {
 		t.Errorf("CPU used while summing: %v s", used)
 	}
+	if a := s.allocatedBetween(s.at[0], s.at[len(s.at)-1]); a < chunks*size {
+		t.Errorf("%v bytes allocated, want at least the %d made", a, chunks*size)
+	}
 }
 
-// sink keeps the work of TestSampleCPUCountsWork from being optimised away.
-var sink float64
+// sink and bytesSink keep the work of TestSampleCPUCountsWork from being
+// optimised away.
+var (
+	sink      float64
+	bytesSink []byte
+)
 
 func TestMedianRound(t *testing.T) {
 	rs := []pipelineRound{{PipelineRatio: 0.9, OracleRate: 1}, {PipelineRatio: 0.7, OracleRate: 2}, {PipelineRatio: 0.8, OracleRate: 3}}
