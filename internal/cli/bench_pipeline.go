@@ -128,11 +128,11 @@ reflector, judge, embedded brokers, the collecting client), the heap it
 allocated per evaluation (steadier than CPU time where the machine's
 speed drifts), and how many cores were busy: when all are, the pipeline
 is CPU-bound and (b) over (a) is bounded by the oracle's share.
---workers 1 leaves the other cores to the services. It splits the ratio into the share of the time the
-evaluator's oracle was working and its speed while it did, against (a):
-a busy oracle running slower is one sharing its core. With --nats and
---redis the campaigns run on real servers (their CPU is then not the
-process's).
+--workers 1 leaves the other cores to the services. It splits the ratio
+into the share of the time the evaluator's oracle was working and its
+speed while it did, against (a): a busy oracle running slower is one
+sharing its core. With --nats and --redis the campaigns run on real
+servers (their CPU is then not the process's).
 
 Rates are taken between the first and the last evaluation of the
 campaign's proposed candidates, so start-up and seeds do not count. After
