@@ -109,12 +109,16 @@ func (st *State) Int(field string) int {
 	return n
 }
 
-// State reads a campaign's state.
+// State reads a campaign's state (and the size of its discoveries set) in
+// one round trip.
 func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
-	m, err := s.rdb.HGetAll(ctx, s.stateKey(campaign)).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	hash := pipe.HGetAll(ctx, s.stateKey(campaign))
+	discoveries := pipe.SCard(ctx, s.discoveriesKey(campaign))
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: state of %s: %w", campaign, err)
 	}
+	m := hash.Val()
 	if len(m) == 0 {
 		return nil, fmt.Errorf("store: campaign %s: %w", campaign, ErrNotFound)
 	}
@@ -130,7 +134,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	c.Hits, c.Stable, c.StableHits = st.Int("hits"), st.Int("stable"), st.Int("stable_hits")
 	c.Novel, c.Known, c.Seeds = st.Int("novel"), st.Int("known"), st.Int("seeds")
 	c.Generations, c.EmptyGenerations, c.Rejected = st.Int("generations"), st.Int("empty_generations"), st.Int("rejected")
-	c.Discoveries, c.LLMCalls = st.Int("discoveries"), st.Int("llm_calls")
+	c.Discoveries, c.LLMCalls = int(discoveries.Val()), st.Int("llm_calls")
 	c.PromptTokens, c.CompletionTokens = st.Int("prompt_tokens"), st.Int("completion_tokens")
 	c.LLMRequests = st.Int("llm_requests")
 	return st, nil
@@ -552,9 +556,14 @@ func (s *Store) AdvanceEpisode(ctx context.Context, campaign string, e int) (boo
 	return n == 1, nil
 }
 
-// RecordDiscovery counts an accepted discovery once.
+// RecordDiscovery counts an accepted discovery once: the campaign's
+// discoveries are the set of their candidate ids, which a repeat does not
+// change.
 func (s *Store) RecordDiscovery(ctx context.Context, campaign, id string) error {
-	return scriptDiscovery.Run(ctx, s.rdb, []string{s.stateKey(campaign), s.discoveriesKey(campaign)}, id).Err()
+	if err := s.rdb.SAdd(ctx, s.discoveriesKey(campaign), id).Err(); err != nil {
+		return fmt.Errorf("store: record discovery %s of %s: %w", id, campaign, err)
+	}
+	return nil
 }
 
 // IslandStat is an island's evaluated candidates and their mean score.

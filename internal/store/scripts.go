@@ -487,14 +487,6 @@ redis.call('HSETNX', st, 'ep' .. ARGV[1] .. '_stats', ARGV[2])
 return 1
 `)
 
-// scriptDiscovery counts a discovery once. KEYS: state, discoveries set.
-var scriptDiscovery = redis.NewScript(luaPrelude + `
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
-  return redis.call('HINCRBY', st, 'discoveries', 1)
-end
-return num('discoveries')
-`)
-
 // scriptMemory applies one reflection to a memory bank, once per id.
 // KEYS: reflections list, directives hash, experiences hash, applied set.
 // ARGV: id, reflection JSON, max reflections kept, directive count D, D
