@@ -491,16 +491,17 @@ func evaluationSpan(evs []*messages.Evaluation) (first, last time.Time) {
 	return first, last
 }
 
-// cpuSamples are the process's CPU seconds at increasing times.
+// cpuSamples are the process's CPU seconds and heap allocations at
+// increasing times.
 type cpuSamples struct {
 	at    []time.Time
 	cpu   []float64 // CPU seconds of the process
 	alloc []float64 // bytes the process has allocated on the heap
 }
 
-// sampleCPU samples the process's CPU time every period until the
-// returned function is called. Where CPU time is not available there are
-// no samples.
+// sampleCPU samples the process's CPU time and heap allocations every
+// period until the returned function is called. Where CPU time is not
+// available there are no samples.
 func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	var s cpuSamples
 	if _, ok := cputime.Process(); !ok {

@@ -3,6 +3,7 @@ package embed_test
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,9 +22,9 @@ func TestRedisDial(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// The URL names the server; Dial reaches it without a socket.
-	dials := 0
+	var dials atomic.Int32 // the client's pool dials from its own goroutines
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials++
+		dials.Add(1)
 		return r.Dial(ctx, network, addr)
 	}
 	st, err := store.Open(ctx, store.Options{URL: r.URL(), Dial: dial})
@@ -35,7 +36,7 @@ func TestRedisDial(t *testing.T) {
 	if err := st.Client().Eval(ctx, "return redis.call('SET', KEYS[1], ARGV[1])", []string{"k"}, "v").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if dials == 0 {
+	if dials.Load() == 0 {
 		t.Fatal("the store never used Dial")
 	}
 	// A second client over the socket sees what the piped one wrote.

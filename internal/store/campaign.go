@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -805,9 +806,8 @@ func (s *Store) SeenKeys(ctx context.Context, campaign string) (fingerprints, fo
 		case strings.HasPrefix(k, "!"): // an unfingerprintable structure's id
 		default:
 			fingerprints = append(fingerprints, k)
-			// A fingerprint starts with its reduced formula and a hyphen;
-			// this also covers campaigns recorded before formulas were.
-			if f, _, ok := strings.Cut(k, "-"); ok {
+			// This also covers campaigns recorded before formulas were.
+			if f, ok := crystal.FingerprintFormula(k); ok {
 				formulas = append(formulas, f)
 			}
 		}

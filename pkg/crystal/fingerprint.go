@@ -101,6 +101,14 @@ func Fingerprint(s *Structure) (string, error) {
 	return s.Composition().ReducedFormula() + "-" + hex.EncodeToString(sum[:8]), nil
 }
 
+// FingerprintFormula is the reduced formula a Fingerprint key begins with
+// (a key holds "<reduced formula>-<hash>"); false when fp is not such a
+// key.
+func FingerprintFormula(fp string) (string, bool) {
+	f, _, ok := strings.Cut(fp, "-")
+	return f, ok && f != ""
+}
+
 // FingerprintDescriptor returns the canonical text that Fingerprint hashes:
 // per element (by symbol), its distinct site signatures with the fraction
 // of its sites having each. A signature lists the first-shell size for each

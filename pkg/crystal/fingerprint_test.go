@@ -559,3 +559,25 @@ func TestFingerprintKeysPinned(t *testing.T) {
 		})
 	}
 }
+
+// TestFingerprintFormula: a key's formula is the structure's reduced
+// formula; a string that is no key has none.
+func TestFingerprintFormula(t *testing.T) {
+	s := builtStructure(t, "rocksalt", "NaCl")
+	sc, err := s.Supercell(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := Fingerprint(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := FingerprintFormula(fp); !ok || f != "NaCl" {
+		t.Errorf("FingerprintFormula(%q) = %q, %v; want NaCl", fp, f, ok)
+	}
+	for _, bad := range []string{"", "NaCl", "-abc"} {
+		if f, ok := FingerprintFormula(bad); ok {
+			t.Errorf("FingerprintFormula(%q) = %q, true", bad, f)
+		}
+	}
+}

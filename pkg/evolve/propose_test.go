@@ -309,7 +309,7 @@ func TestProposeFingerprintsOnlyWhenNeeded(t *testing.T) {
 		in := Input{Task: wideGap(t), Successes: successes, Failures: failures, Slots: 3,
 			Rules: []int{0, 1, 4, 9, 10, 12}, RNG: rand.New(rand.NewPCG(5, 5))}
 		in.Seen = func(fp string) bool {
-			f, _, _ := strings.Cut(fp, "-")
+			f, _ := crystal.FingerprintFormula(fp)
 			for i, p := range proposed {
 				if p.Formula == f && p.Fingerprint == "" {
 					k, err := crystal.Fingerprint(p.Structure)

@@ -2,7 +2,6 @@ package proposer
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,7 +95,7 @@ func (c *seenCache) set(ctx context.Context, st *store.Store, campaign string) (
 // (another cell, another site order) is caught here, not by the store
 // after the proposal.
 func (s *seenSet) has(fp string) bool {
-	formula, _, _ := strings.Cut(fp, "-")
+	formula, _ := crystal.FingerprintFormula(fp)
 	s.mu.RLock()
 	_, ok := s.fps[fp]
 	waiting := len(s.unkeyed[formula]) > 0
