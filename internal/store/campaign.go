@@ -199,9 +199,9 @@ const ExhaustionLimit = 50
 // MaxRejectsKept bounds each island's list of rejected proposals.
 const MaxRejectsKept = 32
 
-// proposeRounds bounds the calls of one RecordProposal: the second call has
-// every fingerprint the first asked for, and a formula's pending structure,
-// once resolved, never comes back.
+// proposeRounds bounds the rounds of one proposal in RecordProposals: the
+// second has every fingerprint the first asked for, and a formula's
+// pending structure, once resolved, never comes back.
 const proposeRounds = 4
 
 // RecordProposal stores a generation's proposal and deduplicates its
@@ -217,82 +217,198 @@ const proposeRounds = 4
 // fingerprint cannot be computed is keyed by its id: told apart from every
 // other.
 func (s *Store) RecordProposal(ctx context.Context, campaign string, p *Proposal) ([]*messages.Candidate, error) {
+	r := s.RecordProposals(ctx, campaign, []*Proposal{p})[0]
+	return r.Published, r.Err
+}
+
+// Recorded is what RecordProposals made of one proposal: the candidates to
+// publish, or why it could not be recorded.
+type Recorded struct {
+	Published []*messages.Candidate
+	Err       error
+}
+
+// RecordProposals records several generations' proposals of one campaign
+// as RecordProposal records each, in order (a later proposal is
+// deduplicated against the earlier ones), in as few calls as the
+// fingerprints they turn out to need allow: usually one. A proposal that
+// cannot be recorded has its error and does not hold up the others.
+func (s *Store) RecordProposals(ctx context.Context, campaign string, ps []*Proposal) []Recorded {
+	out := make([]Recorded, len(ps))
+	fail := func(i int, err error) {
+		out[i].Err = fmt.Errorf("store: record proposal %s generation %d: %w", campaign, ps[i].Generation, err)
+	}
+	var todo []*proposalCall
+	for i, p := range ps {
+		pc, err := newProposalCall(p, i)
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		todo = append(todo, pc)
+	}
+	for len(todo) > 0 {
+		keys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign)}
+		args := []any{0}
+		calls := todo[:0:0]
+		for _, pc := range todo {
+			a, err := pc.args()
+			if err != nil {
+				fail(pc.index, err)
+				continue
+			}
+			calls = append(calls, pc)
+			keys = append(keys, s.poolKey(campaign, pc.p.Island, "rejects"))
+			args = append(append(args, len(a)), a...)
+		}
+		if todo = calls; len(todo) == 0 {
+			break
+		}
+		args[0] = len(todo)
+		res, err := scriptPropose.Run(ctx, s.rdb, keys, args...).StringSlice()
+		var k int
+		var need []string
+		if err == nil {
+			k, need, err = proposeReply(res, len(todo))
+		}
+		if err != nil {
+			for _, pc := range todo {
+				fail(pc.index, err)
+			}
+			break
+		}
+		for j, pc := range todo[:k] {
+			accepted, stored := res[1+2*j], res[2+2*j]
+			if why, ok := strings.CutPrefix(accepted, "error:"); ok {
+				fail(pc.index, errors.New(why))
+				continue
+			}
+			// A repeated proposal gets what the first one stored, not what
+			// this (possibly different) proposal holds.
+			out[pc.index].Published, out[pc.index].Err = acceptedCandidates(accepted, stored)
+		}
+		todo = todo[k:]
+		if len(todo) == 0 {
+			break
+		}
+		if err := todo[0].resolve(need); err != nil {
+			fail(todo[0].index, err)
+			todo = todo[1:]
+		}
+	}
+	return out
+}
+
+// proposeReply checks the shape of scriptPropose's reply to n proposals
+// and returns how many it recorded and, when that is short of n, what the
+// next one needs (index and pending value per candidate).
+func proposeReply(res []string, n int) (k int, need []string, err error) {
+	bad := fmt.Errorf("bad reply of %d values for %d proposals", len(res), n)
+	if len(res) == 0 {
+		return 0, nil, bad
+	}
+	k, err = strconv.Atoi(res[0])
+	needAt := 1 + 2*k
+	switch {
+	case err != nil || k < 0 || k > n || len(res) < needAt:
+		return 0, nil, bad
+	case k == n && len(res) != needAt:
+		return 0, nil, bad
+	case k < n && (len(res) <= needAt || res[needAt] != "need" || (len(res)-needAt)%2 != 1):
+		return 0, nil, bad
+	case k < n:
+		need = res[needAt+1:]
+	}
+	return k, need, nil
+}
+
+// proposalCall is one proposal on its way through RecordProposals.
+type proposalCall struct {
+	p     *Proposal
+	index int
 	// head is the script's arguments up to the rejects; the proposal (at
 	// 2) is encoded in each round, with the fingerprints computed so far.
-	head := []any{p.Generation, p.Island, "", len(p.Rejected), p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, len(p.Rejected)}
+	head []any
+	// keys[i] is what candidate i is deduplicated by: its fingerprint, ""
+	// while it claims a new formula.
+	keys     []string
+	resolved []any           // formula, pending id, its fingerprint
+	done     map[string]bool // formulas resolved
+	rounds   int
+}
+
+func newProposalCall(p *Proposal, index int) (*proposalCall, error) {
+	pc := &proposalCall{p: p, index: index, keys: make([]string, len(p.Candidates)), done: map[string]bool{}}
+	pc.head = []any{p.Generation, p.Island, "", len(p.Rejected), p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, len(p.Rejected)}
 	for _, r := range p.Rejected {
 		doc, err := json.Marshal(r)
 		if err != nil {
 			return nil, err
 		}
-		head = append(head, string(doc))
+		pc.head = append(pc.head, string(doc))
 	}
-	// keys[i] is what candidate i is deduplicated by: its fingerprint, ""
-	// while it claims a new formula.
-	keys := make([]string, len(p.Candidates))
 	for i, c := range p.Candidates {
-		keys[i] = c.Fingerprint
-		if keys[i] == "" && (c.Formula == "" || p.Fingerprint == nil) {
-			return nil, fmt.Errorf("store: record proposal %s generation %d: candidate %s has no fingerprint and no formula or way to compute one", campaign, p.Generation, c.ID)
+		pc.keys[i] = c.Fingerprint
+		if pc.keys[i] == "" && (c.Formula == "" || p.Fingerprint == nil) {
+			return nil, fmt.Errorf("candidate %s has no fingerprint and no formula or way to compute one", c.ID)
 		}
 	}
-	var resolved []any
-	done := map[string]bool{} // formulas resolved
-	redisKeys := []string{s.stateKey(campaign), s.gensKey(campaign), s.seenKey(campaign), s.poolKey(campaign, p.Island, "rejects")}
-	for round := 1; ; round++ {
-		proposal, err := json.Marshal(p.Candidates)
-		if err != nil {
-			return nil, err
-		}
-		head[2] = string(proposal)
-		args := append(slices.Clip(head), len(resolved)/3)
-		args = append(args, resolved...)
-		for i, c := range p.Candidates {
-			doc := ""
-			if keys[i] == "" {
-				b, err := json.Marshal(c.Structure)
-				if err != nil {
-					return nil, err
-				}
-				doc = string(b)
+	return pc, nil
+}
+
+// args are the proposal's arguments of the script for its next round.
+func (pc *proposalCall) args() ([]any, error) {
+	proposal, err := json.Marshal(pc.p.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	pc.head[2] = string(proposal)
+	args := append(slices.Clip(pc.head), len(pc.resolved)/3)
+	args = append(args, pc.resolved...)
+	for i, c := range pc.p.Candidates {
+		doc := ""
+		if pc.keys[i] == "" {
+			b, err := json.Marshal(c.Structure)
+			if err != nil {
+				return nil, err
 			}
-			args = append(args, c.ID, keys[i], c.Formula, doc)
+			doc = string(b)
 		}
-		res, err := scriptPropose.Run(ctx, s.rdb, redisKeys, args...).StringSlice()
-		if err != nil || len(res) < 2 || (res[0] == "need") != (len(res)%2 == 1) {
-			return nil, fmt.Errorf("store: record proposal %s generation %d: %v (reply %d values)", campaign, p.Generation, err, len(res))
+		args = append(args, c.ID, pc.keys[i], c.Formula, doc)
+	}
+	return args, nil
+}
+
+// resolve computes the fingerprints the script asked for: need holds, per
+// candidate, its index and its formula's pending value ("" for none).
+func (pc *proposalCall) resolve(need []string) error {
+	if pc.rounds++; pc.rounds == proposeRounds {
+		return fmt.Errorf("fingerprints still needed after %d rounds", pc.rounds)
+	}
+	p := pc.p
+	for j := 0; j+1 < len(need); j += 2 {
+		i, err := strconv.Atoi(need[j])
+		if err != nil || i < 0 || i >= len(p.Candidates) {
+			return fmt.Errorf("bad index %q", need[j])
 		}
-		if res[0] != "need" {
-			// A repeated call returns what the first call stored, not what
-			// this (possibly different) proposal holds.
-			return acceptedCandidates(res[0], res[1])
-		}
-		if round == proposeRounds {
-			return nil, fmt.Errorf("store: record proposal %s generation %d: fingerprints still needed after %d rounds", campaign, p.Generation, round)
-		}
-		for j := 1; j < len(res); j += 2 {
-			i, err := strconv.Atoi(res[j])
-			if err != nil || i < 0 || i >= len(p.Candidates) {
-				return nil, fmt.Errorf("store: record proposal %s generation %d: bad index %q", campaign, p.Generation, res[j])
+		c := p.Candidates[i]
+		if pc.keys[i] == "" {
+			pc.keys[i] = fingerprintKey(p, c.ID, c.Structure)
+			if !strings.HasPrefix(pc.keys[i], "!") {
+				c.Fingerprint = pc.keys[i]
 			}
-			c := p.Candidates[i]
-			if keys[i] == "" {
-				keys[i] = fingerprintKey(p, c.ID, c.Structure)
-				if !strings.HasPrefix(keys[i], "!") {
-					c.Fingerprint = keys[i]
-				}
+		}
+		if pending := need[j+1]; pending != "" && !pc.done[c.Formula] {
+			id, doc, ok := strings.Cut(pending, "\n")
+			var st messages.Structure
+			if !ok || json.Unmarshal([]byte(doc), &st) != nil {
+				return fmt.Errorf("unreadable pending structure of %s", c.Formula)
 			}
-			if pending := res[j+1]; pending != "" && !done[c.Formula] {
-				id, doc, ok := strings.Cut(pending, "\n")
-				var st messages.Structure
-				if !ok || json.Unmarshal([]byte(doc), &st) != nil {
-					return nil, fmt.Errorf("store: record proposal %s generation %d: unreadable pending structure of %s", campaign, p.Generation, c.Formula)
-				}
-				resolved = append(resolved, c.Formula, id, fingerprintKey(p, id, st))
-				done[c.Formula] = true
-			}
+			pc.resolved = append(pc.resolved, c.Formula, id, fingerprintKey(p, id, st))
+			pc.done[c.Formula] = true
 		}
 	}
+	return nil
 }
 
 // fingerprintKey is p.Fingerprint of a structure, or "!<id>" when it

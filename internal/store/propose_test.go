@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -140,4 +144,162 @@ func TestProposalFingerprintsOnDemand(t *testing.T) {
 	if _, err := s.RecordProposal(ctx, "lazy", &Proposal{Generation: 8, Candidates: []*messages.Candidate{cand(8, 0, "MgO", 3, "")}}); err == nil {
 		t.Error("a candidate without fingerprint was recorded without a way to compute one")
 	}
+}
+
+// TestRecordProposalsBatch: proposals recorded in one batch publish the
+// same candidates and leave every key as recording them one by one, in
+// order, does: a later proposal is deduplicated against earlier ones of
+// its batch, one that needs fingerprints is called again from there on, a
+// repeat gets what was stored, and one that cannot be recorded (an unknown
+// generation, a candidate that cannot be keyed) fails alone. A batch that
+// needs no fingerprint is one script call.
+func TestRecordProposalsBatch(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	var scripts atomic.Int64
+	s.rdb.AddHook(scriptCounter{&scripts})
+	fingerprint := func(st messages.Structure) (string, error) {
+		return fmt.Sprintf("%s-%g", st.Formula, st.Lattice[0][0]), nil
+	}
+	proposals := func(campaign string) []*Proposal {
+		cand := func(g, i int, formula string, a float64, fp string) *messages.Candidate {
+			return &messages.Candidate{
+				Schema: messages.SchemaVersion, ID: messages.CandidateID(campaign, g, i), Campaign: campaign,
+				Generation: g, Index: i, Formula: formula, Fingerprint: fp, Operator: "test",
+				Structure: messages.Structure{Formula: formula, Species: []string{"Na"}, Coords: [][3]float64{{0, 0, 0}},
+					Lattice: [3][3]float64{{a, 0, 0}, {0, 3, 0}, {0, 0, 3}}},
+			}
+		}
+		p := func(g, island int, cs ...*messages.Candidate) *Proposal {
+			return &Proposal{Generation: g, Island: island, Candidates: cs, Fingerprint: fingerprint}
+		}
+		rejected := p(2, 1, cand(2, 0, "LiF", 7, ""))
+		rejected.Rejected = []Member{{ID: messages.CandidateID(campaign, 2, 1), Formula: "Li2O", Score: -1}}
+		rejected.PromptTokens, rejected.LLMCalls = 40, 1
+		return []*Proposal{
+			p(0, 0, cand(0, 0, "NaCl", 3, ""), cand(0, 1, "KBr", 5, "KBr-5")),
+			p(1, 1, cand(1, 0, "NaCl", 3, ""), cand(1, 1, "KBr", 5, "KBr-5")), // duplicates of generation 0
+			p(0, 0, cand(0, 0, "NaCl", 4, "")),                                // a repeat of generation 0
+			rejected,
+			p(99, 0, cand(99, 0, "CsI", 2, "")),                              // no such generation
+			p(3, 2, cand(3, 0, "LiF", 6, ""), cand(3, 1, "MgO", 4, "MgO-4")), // LiF met again
+			p(4, 0, cand(4, 0, "", 3, "")),                                   // cannot be keyed
+			p(4, 0, cand(4, 0, "NaCl", 5, ""), cand(4, 1, "ZnO", 3, "")),
+		}
+	}
+	run := func(campaign string, record func([]*Proposal) []Recorded) ([]string, map[string]string) {
+		t.Helper()
+		if _, err := s.CreateCampaign(ctx, spec(t, campaign, 40, 2, 1), 0); err != nil {
+			t.Fatal(err)
+		}
+		for k := range 5 {
+			if _, ok, err := s.RequestGeneration(ctx, campaign, fmt.Sprintf("start/%d", k)); err != nil || !ok {
+				t.Fatalf("request: %v %v", ok, err)
+			}
+		}
+		var got []string
+		for _, r := range record(proposals(campaign)) {
+			var ids []string
+			for _, c := range r.Published {
+				ids = append(ids, c.ID)
+			}
+			got = append(got, fmt.Sprintf("%v err=%v", ids, r.Err != nil))
+		}
+		keys := map[string]string{}
+		for name, key := range map[string]string{"state": s.stateKey(campaign), "gens": s.gensKey(campaign), "seen": s.seenKey(campaign)} {
+			m, err := s.rdb.HGetAll(ctx, key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(m, "created")
+			keys[name] = fmt.Sprint(m)
+		}
+		for k := range 3 {
+			keys[fmt.Sprint("rejects", k)] = fmt.Sprint(s.rdb.LRange(ctx, s.poolKey(campaign, k, "rejects"), 0, -1).Val())
+		}
+		for i := range got {
+			got[i] = strings.ReplaceAll(got[i], campaign, "CAMPAIGN")
+		}
+		for name, v := range keys {
+			keys[name] = strings.ReplaceAll(v, campaign, "CAMPAIGN")
+		}
+		return got, keys
+	}
+	oneGot, oneKeys := run("rec-one", func(ps []*Proposal) []Recorded {
+		var out []Recorded
+		for _, p := range ps {
+			pub, err := s.RecordProposal(ctx, "rec-one", p)
+			out = append(out, Recorded{pub, err})
+		}
+		return out
+	})
+	var calls int64
+	batchGot, batchKeys := run("rec-batch", func(ps []*Proposal) []Recorded {
+		before := scripts.Load()
+		defer func() { calls = scripts.Load() - before }()
+		return s.RecordProposals(ctx, "rec-batch", ps)
+	})
+	want := []string{
+		"[CAMPAIGN-g0-c0 CAMPAIGN-g0-c1] err=false",
+		"[] err=false",
+		"[CAMPAIGN-g0-c0 CAMPAIGN-g0-c1] err=false",
+		"[CAMPAIGN-g2-c0] err=false",
+		"[] err=true",
+		"[CAMPAIGN-g3-c0 CAMPAIGN-g3-c1] err=false",
+		"[] err=true",
+		"[CAMPAIGN-g4-c0 CAMPAIGN-g4-c1] err=false",
+	}
+	if !slices.Equal(oneGot, want) {
+		t.Errorf("one by one published\n%v\nwant\n%v", strings.Join(oneGot, "\n"), strings.Join(want, "\n"))
+	}
+	if !slices.Equal(batchGot, oneGot) {
+		t.Errorf("batched published\n%v\none by one\n%v", strings.Join(batchGot, "\n"), strings.Join(oneGot, "\n"))
+	}
+	for name, v := range oneKeys {
+		if batchKeys[name] != v {
+			t.Errorf("%s one by one:\n%s\nbatched:\n%s", name, v, batchKeys[name])
+		}
+	}
+	// Generation 1 needed fingerprints (NaCl came back), generation 3 too
+	// (LiF came back), generation 4's NaCl too: three calls after the first.
+	if calls != 4 {
+		t.Errorf("the batch made %d script calls, want 4", calls)
+	}
+
+	// A batch without anything to fingerprint is one call.
+	if _, ok, err := s.RequestGeneration(ctx, "rec-batch", "more/0"); err != nil || !ok {
+		t.Fatalf("request: %v %v", ok, err)
+	}
+	if _, ok, err := s.RequestGeneration(ctx, "rec-batch", "more/1"); err != nil || !ok {
+		t.Fatalf("request: %v %v", ok, err)
+	}
+	before := scripts.Load()
+	rs := s.RecordProposals(ctx, "rec-batch", []*Proposal{
+		{Generation: 5, Candidates: []*messages.Candidate{candidate("rec-batch", 5, 0, "fp5")}},
+		{Generation: 6, Candidates: []*messages.Candidate{candidate("rec-batch", 6, 0, "fp6"), candidate("rec-batch", 6, 1, "fp5")}},
+	})
+	if n := scripts.Load() - before; n != 1 {
+		t.Errorf("a batch needing no fingerprint made %d script calls, want 1", n)
+	}
+	if rs[0].Err != nil || len(rs[0].Published) != 1 || rs[1].Err != nil || len(rs[1].Published) != 1 || rs[1].Published[0].Fingerprint != "fp6" {
+		t.Errorf("results %+v", rs)
+	}
+}
+
+// scriptCounter counts the script calls a client makes.
+type scriptCounter struct{ n *atomic.Int64 }
+
+func (h scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }

@@ -169,8 +169,11 @@ flush()
 return res
 `)
 
-// scriptPropose records what a generation proposed, once. KEYS: state,
-// gens, seen, rejects list of the island. ARGV: g, island, proposal JSON,
+// scriptPropose records what generations proposed, each once, in order: one
+// call records a batch, as recording them one call each would.
+// KEYS: state, gens, seen, then per proposal the rejects list of its
+// island. ARGV: the number of proposals, then per proposal the number of
+// its arguments and its arguments: g, island, proposal JSON,
 // rejected-before-dedupe count, prompt tokens, completion tokens, LLM
 // calls, exhaustion limit, max rejects kept, reject docs count R, R reject
 // docs, resolutions count Q, Q formula/id/fingerprint triples, then per
@@ -184,132 +187,159 @@ return res
 // needs no fingerprint (nothing to tell it from). A candidate meeting a
 // formula that has structures (or another new one of its formula in this
 // proposal) needs its fingerprint, and the formula's structure without one
-// needs its own: the script then records nothing and returns
-// {"need", index, pending…}: per candidate that needs something, its index
-// (from 0) and the formula's pending value ("" for none). The caller
-// computes those fingerprints and calls again with them and with the
-// resolutions (formula, pending id, its fingerprint), which the script
-// applies first, once: they are facts, whatever the proposal becomes.
+// needs its own: the script then stops at that proposal, and the caller
+// computes those fingerprints and calls again, from that proposal on, with
+// them and with the resolutions (formula, pending id, its fingerprint),
+// which the script applies first, once: they are facts, whatever the
+// proposal becomes.
 //
-// Otherwise returns {accepted, proposal}: the JSON array [n, accepted
-// ids…] and the stored proposal ("" once it is gone); a repeated call
-// returns what the first one stored.
+// Returns the number k of proposals recorded, then per recorded proposal
+// its accepted list (the JSON array [n, accepted ids…], or "error:<why>"
+// when it cannot be recorded) and its stored proposal ("" once it is gone);
+// a repeated proposal gets what the first one stored. When k is short of
+// the batch, "need" and, per candidate of proposal k+1 that needs
+// something, its index (from 0) and the formula's pending value ("" for
+// none) follow.
 var scriptPropose = redis.NewScript(luaPrelude + `
 local gens, seen = KEYS[2], KEYS[3]
-local g = ARGV[1]
-load(gens, {g .. ':accepted', g .. ':proposal', g .. ':slots', g .. ':ep'})
-local prev = hget(gens, g .. ':accepted')
-if prev then return {prev, hget(gens, g .. ':proposal') or ''} end
-local slots = tonumber(hget(gens, g .. ':slots'))
-if not slots then return redis.error_reply('unknown generation ' .. g) end
-local ep = hget(gens, g .. ':ep')
-local nrej = tonumber(ARGV[10])
-local base = 11 + nrej
-local nres = tonumber(ARGV[base])
-local first = base + 1 + 3 * nres
--- What the proposal reads of the seen hash, in one HMGET.
-local sf = {}
-for i = base + 1, base + 3 * nres, 3 do table.insert(sf, '=' .. ARGV[i]) end
-for i = first, #ARGV, 4 do
-  table.insert(sf, '=' .. ARGV[i+2])
-  if ARGV[i+1] ~= '' then table.insert(sf, ARGV[i+1]) end
-end
-load(seen, sf)
-for i = base + 1, base + 3 * nres, 3 do
-  local f, id, fp = '=' .. ARGV[i], ARGV[i+1], ARGV[i+2]
-  local cur = hget(seen, f)
-  if cur and string.sub(cur, 1, #id + 1) == id .. '\n' then
-    if not hget(seen, fp) then hset(seen, fp, id) end
-    hset(seen, f, '*')
+-- propose records one proposal (arguments A) through the cache: returns
+-- {'ok', accepted, stored}, {'error', why} or the need list.
+local function propose(A, rejects)
+  local g = A[1]
+  load(gens, {g .. ':accepted', g .. ':proposal', g .. ':slots', g .. ':ep'})
+  local prev = hget(gens, g .. ':accepted')
+  if prev then return {'ok', prev, hget(gens, g .. ':proposal') or ''} end
+  local slots = tonumber(hget(gens, g .. ':slots'))
+  if not slots then return {'error', 'unknown generation ' .. g} end
+  local ep = hget(gens, g .. ':ep')
+  local nrej = tonumber(A[10])
+  local base = 11 + nrej
+  local nres = tonumber(A[base])
+  local first = base + 1 + 3 * nres
+  -- What the proposal reads of the seen hash, in one HMGET.
+  local sf = {}
+  for i = base + 1, base + 3 * nres, 3 do table.insert(sf, '=' .. A[i]) end
+  for i = first, #A, 4 do
+    table.insert(sf, '=' .. A[i+2])
+    if A[i+1] ~= '' then table.insert(sf, A[i+1]) end
   end
-end
-local need = {'need'}
-local function needs(k, pending)
-  table.insert(need, tostring(k))
-  table.insert(need, pending)
-end
--- claim[f]: the index of this proposal's candidate without a fingerprint
--- that would take new formula f, -1 once it needs one; keyed[f]: this
--- proposal has a candidate of new formula f with a fingerprint.
-local claim, keyed = {}, {}
-for i = first, #ARGV, 4 do
-  local k, fp, f = (i - first) / 4, ARGV[i+1], '=' .. ARGV[i+2]
-  local cur = hget(seen, f)
-  if cur and cur ~= '*' then
-    needs(k, cur)
-  elseif cur then
-    if fp == '' then needs(k, '') end
-  else
-    if claim[f] and claim[f] >= 0 then
-      needs(claim[f], '')
-      claim[f] = -1
+  load(seen, sf)
+  for i = base + 1, base + 3 * nres, 3 do
+    local f, id, fp = '=' .. A[i], A[i+1], A[i+2]
+    local cur = hget(seen, f)
+    if cur and string.sub(cur, 1, #id + 1) == id .. '\n' then
+      if not hget(seen, fp) then hset(seen, fp, id) end
+      hset(seen, f, '*')
     end
-    if fp ~= '' then
-      keyed[f] = true
-    elseif claim[f] or keyed[f] then
-      needs(k, '')
+  end
+  local need = {'need'}
+  local function needs(k, pending)
+    table.insert(need, tostring(k))
+    table.insert(need, pending)
+  end
+  -- claim[f]: the index of this proposal's candidate without a fingerprint
+  -- that would take new formula f, -1 once it needs one; keyed[f]: this
+  -- proposal has a candidate of new formula f with a fingerprint.
+  local claim, keyed = {}, {}
+  for i = first, #A, 4 do
+    local k, fp, f = (i - first) / 4, A[i+1], '=' .. A[i+2]
+    local cur = hget(seen, f)
+    if cur and cur ~= '*' then
+      needs(k, cur)
+    elseif cur then
+      if fp == '' then needs(k, '') end
     else
-      claim[f] = k
+      if claim[f] and claim[f] >= 0 then
+        needs(claim[f], '')
+        claim[f] = -1
+      end
+      if fp ~= '' then
+        keyed[f] = true
+      elseif claim[f] or keyed[f] then
+        needs(k, '')
+      else
+        claim[f] = k
+      end
     end
   end
-end
-if #need > 1 then
-  flush()
-  return need
-end
-local accepted = {}
-local dups = 0
-for i = first, #ARGV, 4 do
-  local id, fp, f = ARGV[i], ARGV[i+1], '=' .. ARGV[i+2]
-  if fp == '' then
-    hset(seen, f, id .. '\n' .. ARGV[i+3])
-    table.insert(accepted, id)
-  else
-    local owner = hget(seen, fp)
-    if (not owner) or owner == id then
-      hset(seen, fp, id)
-      if not hget(seen, f) then hset(seen, f, '*') end
+  if #need > 1 then return need end
+  local accepted = {}
+  local dups = 0
+  for i = first, #A, 4 do
+    local id, fp, f = A[i], A[i+1], '=' .. A[i+2]
+    if fp == '' then
+      hset(seen, f, id .. '\n' .. A[i+3])
       table.insert(accepted, id)
     else
-      dups = dups + 1
+      local owner = hget(seen, fp)
+      if (not owner) or owner == id then
+        hset(seen, fp, id)
+        if not hget(seen, f) then hset(seen, f, '*') end
+        table.insert(accepted, id)
+      else
+        dups = dups + 1
+      end
     end
   end
-end
-if nrej > 0 then
-  local docs = {}
-  for i = 11, 10 + nrej do table.insert(docs, ARGV[i]) end
-  chunks('LPUSH', KEYS[4], docs)
-  redis.call('LTRIM', KEYS[4], 0, tonumber(ARGV[9]) - 1)
-end
-local n = #accepted
-local out = {n}
-for _, id in ipairs(accepted) do table.insert(out, id) end
-hset(gens, g .. ':accepted', cjson.encode(out))
-hset(gens, g .. ':n', n)
-hset(gens, g .. ':island', ARGV[2])
-load(st, {'proposed', 'rejected', 'prompt_tokens', 'completion_tokens', 'llm_calls', 'ep' .. ep .. '_reserved',
-  'inflight', 'empty_generations', 'consecutive_empty', 'status'})
-hincr(st, 'proposed', n)
-hincr(st, 'rejected', tonumber(ARGV[4]) + dups)
-hincr(st, 'prompt_tokens', tonumber(ARGV[5]))
-hincr(st, 'completion_tokens', tonumber(ARGV[6]))
-hincr(st, 'llm_calls', tonumber(ARGV[7]))
-if n < slots then hincr(st, 'ep' .. ep .. '_reserved', n - slots) end
-local stored = ARGV[3]
-if n == 0 then
-  stored = ''
-  hset(gens, g .. ':done', 1)
-  hincr(st, 'inflight', -1)
-  hincr(st, 'empty_generations', 1)
-  if hincr(st, 'consecutive_empty', 1) >= tonumber(ARGV[8]) and hget(st, 'status') == 'running' then
-    hset(st, 'status', 'exhausted')
+  if nrej > 0 then
+    local docs = {}
+    for i = 11, 10 + nrej do table.insert(docs, A[i]) end
+    chunks('LPUSH', rejects, docs)
+    redis.call('LTRIM', rejects, 0, tonumber(A[9]) - 1)
   end
-else
-  hset(gens, g .. ':proposal', stored)
-  hset(st, 'consecutive_empty', 0)
+  local n = #accepted
+  local out = {n}
+  for _, id in ipairs(accepted) do table.insert(out, id) end
+  hset(gens, g .. ':accepted', cjson.encode(out))
+  hset(gens, g .. ':n', n)
+  hset(gens, g .. ':island', A[2])
+  load(st, {'proposed', 'rejected', 'prompt_tokens', 'completion_tokens', 'llm_calls', 'ep' .. ep .. '_reserved',
+    'inflight', 'empty_generations', 'consecutive_empty', 'status'})
+  hincr(st, 'proposed', n)
+  hincr(st, 'rejected', tonumber(A[4]) + dups)
+  hincr(st, 'prompt_tokens', tonumber(A[5]))
+  hincr(st, 'completion_tokens', tonumber(A[6]))
+  hincr(st, 'llm_calls', tonumber(A[7]))
+  if n < slots then hincr(st, 'ep' .. ep .. '_reserved', n - slots) end
+  local stored = A[3]
+  if n == 0 then
+    stored = ''
+    hset(gens, g .. ':done', 1)
+    hincr(st, 'inflight', -1)
+    hincr(st, 'empty_generations', 1)
+    if hincr(st, 'consecutive_empty', 1) >= tonumber(A[8]) and hget(st, 'status') == 'running' then
+      hset(st, 'status', 'exhausted')
+    end
+  else
+    hset(gens, g .. ':proposal', stored)
+    hset(st, 'consecutive_empty', 0)
+  end
+  return {'ok', cjson.encode(out), stored}
+end
+local out = {'0'}
+local pos = 2
+for j = 1, tonumber(ARGV[1]) do
+  local n = tonumber(ARGV[pos])
+  local A = {}
+  for i = 1, n do A[i] = ARGV[pos + i] end
+  pos = pos + n + 1
+  local r = propose(A, KEYS[3 + j])
+  if r[1] == 'need' then
+    flush()
+    for _, x in ipairs(r) do table.insert(out, x) end
+    return out
+  end
+  out[1] = tostring(j)
+  if r[1] == 'error' then
+    table.insert(out, 'error:' .. r[2])
+    table.insert(out, '')
+  else
+    table.insert(out, r[2])
+    table.insert(out, r[3])
+  end
 end
 flush()
-return {cjson.encode(out), stored}
+return out
 `)
 
 // scriptEvaluate records evaluations of one campaign, each once, in order.
