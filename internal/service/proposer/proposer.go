@@ -55,6 +55,7 @@ type Service struct {
 	cfg   Config
 	ctl   *control.Control
 	specs *specs.Cache
+	rec   *recorder
 }
 
 var (
@@ -70,7 +71,7 @@ var (
 
 // Collectors are the proposer's metrics.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{metricCandidates, metricGenerate}
+	return []prometheus.Collector{metricCandidates, metricGenerate, metricRecordBatch}
 }
 
 // New builds a proposer replica.
@@ -84,7 +85,8 @@ func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Known == nil {
 		cfg.Known = func(string) bool { return false }
 	}
-	return &Service{bus: b, store: s, log: log, cfg: cfg, ctl: &control.Control{Bus: b, Store: s, Log: log}, specs: specs.New(s)}
+	return &Service{bus: b, store: s, log: log, cfg: cfg, ctl: &control.Control{Bus: b, Store: s, Log: log}, specs: specs.New(s),
+		rec: newRecorder(s, recordWait)}
 }
 
 // Run consumes submissions and generation requests until ctx is cancelled.
@@ -192,6 +194,10 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	if err := bus.Decode(d, &req); err != nil {
 		return err
 	}
+	// Proposals finished while this one is generated wait for it, to be
+	// recorded together.
+	ticket := s.rec.begin(req.Campaign)
+	defer ticket.end()
 	spec, err := s.specs.Get(ctx, req.Campaign)
 	if err != nil {
 		return fmt.Errorf("generation %d: %w", req.Generation, err)
@@ -284,7 +290,7 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		p.Rejected = append(p.Rejected, rejectedMember(c, r.Proposed, r.Reasons))
 		metricCandidates.WithLabelValues("rejected").Inc()
 	}
-	accepted, err := s.store.RecordProposal(ctx, req.Campaign, p)
+	accepted, err := ticket.record(ctx, p)
 	if err != nil {
 		return err
 	}
