@@ -92,16 +92,9 @@ func TestSecureInstallation(t *testing.T) {
 	}
 	t.Cleanup(redisSrv.Close)
 
+	bin := testenv.Binaries(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	root, err := proc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, err := proc.Build(ctx, root, filepath.Join(dir, "bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	env := func(user string) []string {
 		e := []string{
 			"CRUCIBLE_NATS_URL=" + natsSrv.URL(), "CRUCIBLE_NATS_TLS_CA=" + certs.ca,

@@ -263,15 +263,44 @@ func (b *Bus) ProvisionStreams(ctx context.Context, create bool) error {
 		if s.Retention == messages.WorkQueueRetention {
 			cfg.Retention = jetstream.WorkQueuePolicy
 		}
-		if err := retry(ctx, func() error {
-			_, err := b.JS.CreateOrUpdateStream(ctx, cfg)
-			return err
-		}); err != nil {
+		if err := retry(ctx, func() error { return b.ensureStream(ctx, cfg) }); err != nil {
 			return fmt.Errorf("bus: stream %s: %w", s.Name, err)
 		}
 	}
 	return nil
 }
+
+// ensureStream creates the stream, or updates it when a stream of that
+// name exists with another configuration (the server answers a creation
+// with the configuration the stream already has as a success). It does not
+// update a stream that is as wanted: services starting together on a new
+// server would otherwise send updates while another service's creation is
+// under way, and nats-server 2.9 (Debian's 2.9.10 among them) dies of a nil
+// pointer when an update races the creation of the same stream.
+//
+// While another service's creation of the stream is under way, nats-server
+// 2.9 may answer that the subjects overlap with an existing stream; that is
+// worth retrying unless a stream of another name holds them.
+func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	_, err := b.JS.CreateStream(ctx, cfg)
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
+		_, err = b.JS.UpdateStream(ctx, cfg)
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeSubjectOverlap:
+		for _, subj := range cfg.Subjects {
+			if owner, lerr := b.JS.StreamNameBySubject(ctx, subj); lerr == nil && owner != cfg.Name {
+				return fmt.Errorf("subject %s belongs to stream %s: %w", subj, owner, err)
+			}
+		}
+		return fmt.Errorf("%w: %w", errNotYet, err)
+	}
+	return err
+}
+
+// errCodeSubjectOverlap is the JetStream API's error code for a stream
+// whose subjects overlap with an existing stream's.
+const errCodeSubjectOverlap jetstream.ErrorCode = 10065
 
 // waitFor retries lookup until it succeeds, waiting while what is not
 // found (an administrator has yet to create it) or the server is

@@ -72,18 +72,11 @@ func chaosProfile(t *testing.T) profile {
 func TestChaos(t *testing.T) {
 	pr := chaosProfile(t)
 	data := testenv.DataDir(t)
+	dir := t.TempDir()
+	bin := testenv.Binaries(t, dir, "proposer", "evaluator", "reflector", "judge")
+	// The run's time starts once the binaries are built.
 	ctx, cancel := context.WithTimeout(context.Background(), pr.timeout)
 	defer cancel()
-
-	root, err := proc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin, err := proc.Build(ctx, root, filepath.Join(dir, "bin"), "proposer", "evaluator", "reflector", "judge")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// CRUCIBLE_CHAOS_EMBEDDED=1 runs the fallback this test takes on a
 	// machine without nats-server and redis-server.
 	embedded := os.Getenv("CRUCIBLE_CHAOS_EMBEDDED") == "1"
@@ -133,6 +126,9 @@ func TestChaos(t *testing.T) {
 		for _, r := range replicas {
 			t.Logf("--- %s (started %d times):\n%s", r.P.Name, r.P.Starts(), r.P.Tail(20))
 		}
+		if p := nats.Process(); p != nil {
+			t.Logf("--- nats-server:\n%s", p.Tail(20))
+		}
 	}
 
 	b, err := bus.Connect(ctx, bus.Options{URL: nats.URL(), Name: "chaos-test", Namespace: ns})
@@ -162,9 +158,15 @@ func TestChaos(t *testing.T) {
 	t.Logf("profile %s: campaign %s, budget %d, %d evaluators, %d of each other service, oracle delay %v, seed %d, NATS %s, Redis %s",
 		pr.name, spec.ID, spec.Budget, pr.evaluators, pr.replicas, pr.oracleDelay, seed, nats.URL(), redis.URL())
 	start := time.Now()
-	if err := cl.Submit(ctx, spec); err != nil {
-		t.Fatal(err)
+	// The submission waits for a proposer to create the streams.
+	sctx, cancelSubmit := context.WithTimeout(ctx, time.Minute)
+	err = cl.Submit(sctx, spec)
+	cancelSubmit()
+	if err != nil {
+		dumpLogs()
+		t.Fatalf("submit after %v: %v", time.Since(start).Round(time.Second), err)
 	}
+	t.Logf("submitted in %v", time.Since(start).Round(10*time.Millisecond))
 
 	progress := func() (float64, bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

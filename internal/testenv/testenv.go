@@ -3,9 +3,13 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/proc"
 )
 
 // DataDir returns the folder named by CRUCIBLE_DATA (laid out like the
@@ -42,3 +46,24 @@ func NATSURL() string { return os.Getenv("CRUCIBLE_TEST_NATS_URL") }
 // RedisURL is the real Redis server to test against
 // (CRUCIBLE_TEST_REDIS_URL), or "" when tests should start an embedded one.
 func RedisURL() string { return os.Getenv("CRUCIBLE_TEST_REDIS_URL") }
+
+// Binaries builds the named programs of proc.Binaries (all when names is
+// empty) into a folder under dir as releases are built, and returns the
+// folder. The build has its own time, proc.BuildTimeout, so a test's
+// scenario clock should start after it.
+func Binaries(t testing.TB, dir string, names ...string) string {
+	t.Helper()
+	root, err := proc.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), proc.BuildTimeout)
+	defer cancel()
+	start := time.Now()
+	bin, err := proc.Build(ctx, root, filepath.Join(dir, "bin"), names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built %v in %v", names, time.Since(start).Round(100*time.Millisecond))
+	return bin
+}
