@@ -16,8 +16,8 @@ import (
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
-// Services starting together on a new server all ensure the streams at
-// once. nats-server 2.9 died of a nil pointer when a stream update raced
+// Services starting together on a new server all ensure the streams (and
+// their consumers) at once. nats-server 2.9 died of a nil pointer when a stream update raced
 // that stream's creation, and answered a creation racing another with
 // "subjects overlap"; every service must come up and the server must stay
 // up. Each round runs on a server of its own (the real program when the
@@ -47,7 +47,14 @@ func TestEnsureStreamsConcurrently(t *testing.T) {
 					return
 				}
 				buses[i] = b
-				errs[i] = b.EnsureStreams(ctx)
+				if errs[i] = b.EnsureStreams(ctx); errs[i] != nil {
+					return
+				}
+				for _, spec := range messages.Consumers {
+					if _, errs[i] = b.EnsureConsumer(ctx, spec); errs[i] != nil {
+						return
+					}
+				}
 			}()
 		}
 		wg.Wait()
