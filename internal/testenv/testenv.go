@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,10 @@ func Binaries(t testing.TB, dir string, names ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("built %v in %v", names, time.Since(start).Round(100*time.Millisecond))
+	what := strings.Join(names, ", ")
+	if what == "" {
+		what = "every binary"
+	}
+	t.Logf("built %s in %v", what, time.Since(start).Round(100*time.Millisecond))
 	return bin
 }
