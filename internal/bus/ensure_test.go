@@ -67,14 +67,13 @@ func TestEnsureStreamsConcurrently(t *testing.T) {
 			b.Close()
 		}
 		cancel()
+		srv.Close()
 		if failed != nil {
 			if p := srv.Process(); p != nil {
 				t.Logf("nats-server log:\n%s", p.Tail(30))
 			}
-			srv.Close()
 			t.Fatalf("round %d: %v", round, failed)
 		}
-		srv.Close()
 	}
 }
 
@@ -82,28 +81,25 @@ func TestEnsureStreamsConcurrently(t *testing.T) {
 // stream of another name holding one of the subjects is an error that
 // names it, returned instead of retried.
 func TestEnsureStreamsUpdatesAndRefusesOverlap(t *testing.T) {
-	url, _ := testsrv.NATS(t)
+	b := connect(t)
+	url := b.NC.ConnectedUrl()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := Connect(ctx, Options{URL: url, Name: t.Name(), Namespace: testsrv.Namespace(), MemoryStorage: true})
+	spec := messages.Streams[0]
+	name := b.Stream(spec.Name)
+	st, err := b.JS.Stream(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = b.DeleteStreams(context.Background())
-		b.Close()
-	})
-	spec := messages.Streams[0]
-	name := b.Stream(spec.Name)
-	old := jetstream.StreamConfig{Name: name, Subjects: []string{b.Subject(spec.Subjects[0])}, MaxAge: time.Hour, Storage: jetstream.MemoryStorage}
-	if _, err := b.JS.CreateStream(ctx, old); err != nil {
+	old := st.CachedInfo().Config
+	old.MaxAge = time.Hour
+	if _, err := b.JS.UpdateStream(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.EnsureStreams(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st, err := b.JS.Stream(ctx, name)
-	if err != nil {
+	if st, err = b.JS.Stream(ctx, name); err != nil {
 		t.Fatal(err)
 	}
 	if got := st.CachedInfo().Config.MaxAge; got != spec.MaxAge {

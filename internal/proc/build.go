@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 )
 
 // Binaries are the programs an installation runs, with their main
@@ -29,13 +28,6 @@ var (
 	BuildEnv   = []string{"CGO_ENABLED=0"}
 	BuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
 )
-
-// BuildTimeout is how long a test gives Build. It is separate from the
-// time the test gives its scenario: with an empty build cache, BuildFlags
-// and BuildEnv make the go command compile the standard library and every
-// dependency again, which takes minutes on two cores busy with the rest of
-// the test suite.
-const BuildTimeout = 10 * time.Minute
 
 // ModuleRoot returns the directory holding the module's go.mod, searching
 // upward from the working directory.

@@ -290,7 +290,8 @@ local function propose(A, rejects)
   local n = #accepted
   local out = {n}
   for _, id in ipairs(accepted) do table.insert(out, id) end
-  hset(gens, g .. ':accepted', cjson.encode(out))
+  local acc = cjson.encode(out)
+  hset(gens, g .. ':accepted', acc)
   hset(gens, g .. ':n', n)
   hset(gens, g .. ':island', A[2])
   load(st, {'proposed', 'rejected', 'prompt_tokens', 'completion_tokens', 'llm_calls', 'ep' .. ep .. '_reserved',
@@ -314,7 +315,7 @@ local function propose(A, rejects)
     hset(gens, g .. ':proposal', stored)
     hset(st, 'consecutive_empty', 0)
   end
-  return {'ok', cjson.encode(out), stored}
+  return {'ok', acc, stored}
 end
 local out = {'0'}
 local pos = 2
