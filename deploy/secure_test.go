@@ -17,6 +17,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/proc"
 	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testsrv"
 )
 
 // natsUsers are the users of k8s/base/nats/auth.conf.
@@ -92,7 +93,7 @@ func TestSecureInstallation(t *testing.T) {
 	}
 	t.Cleanup(redisSrv.Close)
 
-	bin := testenv.Binaries(t, dir)
+	bin := testsrv.Binaries(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := func(user string) []string {

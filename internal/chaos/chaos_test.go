@@ -73,7 +73,7 @@ func TestChaos(t *testing.T) {
 	pr := chaosProfile(t)
 	data := testenv.DataDir(t)
 	dir := t.TempDir()
-	bin := testenv.Binaries(t, dir, "proposer", "evaluator", "reflector", "judge")
+	bin := testsrv.Binaries(t, dir, "proposer", "evaluator", "reflector", "judge")
 	// The run's time starts once the binaries are built.
 	ctx, cancel := context.WithTimeout(context.Background(), pr.timeout)
 	defer cancel()
