@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/testenv"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
@@ -121,4 +122,46 @@ func BenchmarkSetPredictParallel(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(structs))/b.Elapsed().Seconds(), "structures/s")
+}
+
+// BenchmarkSetPredictOrder: all seven surrogates, in one goroutine, on a
+// batch of 16 small prototype structures like a campaign's candidates (2
+// to 14 atoms; the evaluator's batch) and on the 51 golden structures
+// (up to 100 atoms), structure by structure (chunks of one: every model's
+// weights fetched again for each structure) and model by model over
+// chunks of ChunkSize (the Set's order). The order matters where a
+// structure's own work is small beside fetching the weights.
+func BenchmarkSetPredictOrder(b *testing.B) {
+	_, names := goldenSet(b)
+	protos := []struct{ proto, formula string }{
+		{"rocksalt", "NaCl"}, {"rocksalt", "MgO"}, {"perovskite", "BaZrO3"}, {"perovskite", "SrTiO3"},
+		{"wurtzite", "ZnO"}, {"wurtzite", "GaN"}, {"zincblende", "GaAs"}, {"zincblende", "ZnS"},
+		{"rutile", "SnO2"}, {"rutile", "TiO2"}, {"spinel", "MgAl2O4"}, {"spinel", "ZnGa2O4"},
+		{"fluorite", "CaF2"}, {"cscl", "CsCl"}, {"corundum", "Al2O3"}, {"nafeo2", "LiCoO2"},
+	}
+	small := make([]*crystal.Structure, len(protos))
+	for i, p := range protos {
+		small[i] = crystaltest.Build(b, p.proto, p.formula)
+	}
+	set := loadTestSet(b)
+	for _, batch := range []struct {
+		name    string
+		structs []*crystal.Structure
+	}{{"prototypes", small}, {"golden", readGoldenCIFs(b, names)}} {
+		for _, c := range []struct {
+			name  string
+			chunk int
+		}{{"structure-by-structure", 1}, {"model-by-model", ChunkSize}} {
+			b.Run(batch.name+"/"+c.name, func(b *testing.B) {
+				defer func(saved int) { chunkSize = saved }(chunkSize)
+				chunkSize = c.chunk
+				for b.Loop() {
+					if _, err := set.Predict(b.Context(), batch.structs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*len(batch.structs))/b.Elapsed().Seconds(), "structures/s")
+			})
+		}
+	}
 }
