@@ -76,6 +76,13 @@ type pipelineRound struct {
 	// the ratio.
 	OracleBusy  float64 `json:"oracle_busy"`
 	OracleSpeed float64 `json:"oracle_speed_in_pipeline_over_alone"`
+	// Steal is the share of the machine's CPU time a hypervisor took
+	// (its virtual CPUs ready, the host running something else) during
+	// (b), and OracleSteal during (a): rates fall with it whatever the
+	// program does, so a ratio is only as good as the two are low and
+	// alike. Absent where the kernel does not report steal.
+	Steal       *float64 `json:"steal_share_b,omitempty"`
+	OracleSteal *float64 `json:"steal_share_a,omitempty"`
 }
 
 type scalingPoint struct {
@@ -87,6 +94,9 @@ type scalingPoint struct {
 	// machine's cores, the services (not the oracle, which sleeps) bound
 	// the speed-up.
 	CoresBusy float64 `json:"cores_busy"`
+	// Steal is the share of the machine's CPU time a hypervisor took
+	// over the span (see pipelineRound.Steal).
+	Steal *float64 `json:"steal_share,omitempty"`
 }
 
 func newBenchPipelineCmd() *cobra.Command {
@@ -133,6 +143,11 @@ into the share of the time the evaluator's oracle was working and its
 speed while it did, against (a): a busy oracle running slower is one
 sharing its core. With --nats and --redis the campaigns run on real
 servers (their CPU is then not the process's).
+
+On a virtual machine the report gives, for (a), (b) and each (c), the
+share of the machine's CPU time the hypervisor took (steal: its virtual
+CPUs ready to run while the host ran something else), and warns when any
+is above 5 %: rates then move with the host's load, not the program's.
 
 Rates are taken between the first and the last evaluation of the
 campaign's proposed candidates, so start-up and seeds do not count. After
@@ -197,7 +212,7 @@ report gives every round and the one with the median ratio. As in
 				if err != nil {
 					return err
 				}
-				rep.Scaling = append(rep.Scaling, scalingPoint{Evaluators: n, Rate: span.rate(), CoresBusy: span.coresBusy()})
+				rep.Scaling = append(rep.Scaling, scalingPoint{Evaluators: n, Rate: span.rate(), CoresBusy: span.coresBusy(), Steal: span.steal})
 			}
 			for i := range rep.Scaling {
 				rep.Scaling[i].Speedup = rep.Scaling[i].Rate / rep.Scaling[0].Rate * float64(rep.Scaling[0].Evaluators)
@@ -239,7 +254,7 @@ func (p *pipelineSetup) round(ctx context.Context, prev *benchCampaign, budget, 
 		res  *benchCampaign
 		span campaignSpan
 	)
-	before, cpuBefore, err := benchOracle(ctx, p.cold, prev, batch)
+	before, err := benchOracle(ctx, p.cold, prev, batch)
 	if err != nil {
 		return r, nil, err
 	}
@@ -250,16 +265,20 @@ func (p *pipelineSetup) round(ctx context.Context, prev *benchCampaign, budget, 
 	if err != nil {
 		return r, nil, err
 	}
-	after, cpuAfter, err := benchOracle(ctx, p.cold, res, batch)
+	after, err := benchOracle(ctx, p.cold, res, batch)
 	if err != nil {
 		return r, nil, err
 	}
 	r.PipelineRate = span.rate()
-	r.OracleRate = (before + after) / 2
+	r.OracleRate = (before.rate + after.rate) / 2
 	r.PipelineRatio = r.PipelineRate / r.OracleRate
+	r.Steal = span.steal
+	if before.steal != nil && after.steal != nil {
+		r.OracleSteal = ptr((*before.steal + *after.steal) / 2)
+	}
 	if span.cpu > 0 && span.evaluations > 0 {
 		r.CPUPerEvaluation = 1000 * span.cpu / float64(span.evaluations)
-		r.OracleCPUPerEvaluation = 1000 * (cpuBefore + cpuAfter) / 2
+		r.OracleCPUPerEvaluation = 1000 * (before.cpuPer + after.cpuPer) / 2
 		r.CoresBusy = span.coresBusy()
 		r.AllocPerEvaluation = span.alloc / float64(span.evaluations) / 1024
 	}
@@ -352,12 +371,13 @@ func parseInts(s string) ([]int, error) {
 // campaignSpan is the part of a campaign the rates are taken over: from
 // the first to the last evaluation of a proposed candidate.
 type campaignSpan struct {
-	wall        float64 // seconds
-	cpu         float64 // CPU seconds of the process (0 = not measured)
-	alloc       float64 // bytes the process allocated on the heap
-	oracle      float64 // seconds the evaluators' oracle worked on the span's evaluations
-	proposed    int     // evaluations of proposed candidates (all inside the span)
-	evaluations int     // evaluations inside the span, seeds included
+	wall        float64  // seconds
+	cpu         float64  // CPU seconds of the process (0 = not measured)
+	alloc       float64  // bytes the process allocated on the heap
+	oracle      float64  // seconds the evaluators' oracle worked on the span's evaluations
+	steal       *float64 // share of the machine's CPU time a hypervisor took (nil = not reported)
+	proposed    int      // evaluations of proposed candidates (all inside the span)
+	evaluations int      // evaluations inside the span, seeds included
 }
 
 // rate is the proposed candidates' evaluations/s over the span.
@@ -440,6 +460,7 @@ func (p *pipelineSetup) campaign(ctx context.Context, budget, evaluators, batch 
 	}
 	span.cpu = samples.between(first, last)
 	span.alloc = samples.allocatedBetween(first, last)
+	span.steal = samples.stealShare(first, last)
 	finds, err := st.Store.Finds(ctx, id)
 	if err != nil {
 		return nil, campaignSpan{}, err
@@ -491,29 +512,37 @@ func evaluationSpan(evs []*messages.Evaluation) (first, last time.Time) {
 	return first, last
 }
 
-// cpuSamples are the process's CPU seconds and heap allocations at
-// increasing times.
+// cpuSamples are the process's CPU seconds and heap allocations, and the
+// machine's stolen time, at increasing times.
 type cpuSamples struct {
 	at    []time.Time
 	cpu   []float64 // CPU seconds of the process
 	alloc []float64 // bytes the process has allocated on the heap
+	steal []float64 // seconds a hypervisor took from the machine's CPUs, summed (nil = not reported)
+	cpus  int       // the machine's CPUs, as steal counts them
 }
 
-// sampleCPU samples the process's CPU time and heap allocations every
-// period until the returned function is called. Where CPU time is not
-// available there are no samples.
+// sampleCPU samples the process's CPU time and heap allocations, and the
+// machine's stolen time, every period until the returned function is
+// called. Where CPU time is not available there are no samples.
 func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	var s cpuSamples
 	if _, ok := cputime.Process(); !ok {
 		return func() cpuSamples { return s }
 	}
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	_, cpus, steal := cputime.Steal()
+	s.cpus = cpus
 	take := func() {
 		c, _ := cputime.Process()
 		metrics.Read(allocs)
 		var a float64
 		if allocs[0].Value.Kind() == metrics.KindUint64 {
 			a = float64(allocs[0].Value.Uint64())
+		}
+		if steal {
+			st, _, _ := cputime.Steal()
+			s.steal = append(s.steal, st.Seconds())
 		}
 		s.at, s.cpu, s.alloc = append(s.at, time.Now()), append(s.cpu, c.Seconds()), append(s.alloc, a)
 	}
@@ -566,6 +595,23 @@ func (s cpuSamples) allocatedBetween(a, b time.Time) float64 {
 	return s.valueAt(s.alloc, b) - s.valueAt(s.alloc, a)
 }
 
+// stealShare is the share of the machine's CPU time a hypervisor took
+// from a to b; nil where steal is not reported.
+func (s cpuSamples) stealShare(a, b time.Time) *float64 {
+	if s.steal == nil || !b.After(a) {
+		return nil
+	}
+	return stealShare(s.valueAt(s.steal, b)-s.valueAt(s.steal, a), b.Sub(a), s.cpus)
+}
+
+// stealShare is stolen seconds (summed over cpus CPUs) over the CPU time
+// of wall.
+func stealShare(stolen float64, wall time.Duration, cpus int) *float64 {
+	return ptr(min(1, max(0, stolen/(wall.Seconds()*float64(cpus)))))
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // cold returns the oracle with no hull diagram built: each campaign (b)
 // and each pass of (a) start from the same state, so that both include
 // building the diagrams of the chemical systems the candidates reach.
@@ -577,43 +623,56 @@ func (p *pipelineSetup) cold() (evaluator.Oracle, error) {
 	return evaluator.HierarchicalOracle{Oracle: o}, nil
 }
 
+// oracleTiming is (a) on one campaign's candidates.
+type oracleTiming struct {
+	rate   float64  // structures/s
+	cpuPer float64  // CPU seconds of the process per structure
+	steal  *float64 // share of the machine's CPU time a hypervisor took (nil = not reported)
+}
+
 // benchOracle evaluates a campaign's candidates in batches, as its
 // evaluator did (oracleItems), each pass over them on a cold oracle,
-// repeating until a few seconds have passed. It returns structures/s and
-// CPU seconds per structure.
-func benchOracle(ctx context.Context, cold func() (evaluator.Oracle, error), c *benchCampaign, batch int) (rate, cpuPer float64, err error) {
+// repeating until a few seconds have passed.
+func benchOracle(ctx context.Context, cold func() (evaluator.Oracle, error), c *benchCampaign, batch int) (oracleTiming, error) {
 	items := c.items
 	if len(items) == 0 {
-		return 0, 0, fmt.Errorf("no candidate structures to time")
+		return oracleTiming{}, fmt.Errorf("no candidate structures to time")
 	}
 	n := 0
-	var elapsed time.Duration
-	var cpu time.Duration
+	var elapsed, cpu, stolen time.Duration
+	_, cpus, stealOK := cputime.Steal()
 	for elapsed < 3*time.Second || n < len(items) {
 		orc, err := cold()
 		if err != nil {
-			return 0, 0, err
+			return oracleTiming{}, err
 		}
 		cpu0, _ := cputime.Process()
+		steal0, _, _ := cputime.Steal()
 		start := time.Now()
 		for i := 0; i < len(items); i += batch {
 			if _, err := orc.Evaluate(ctx, items[i:min(i+batch, len(items))]); err != nil {
-				return 0, 0, err
+				return oracleTiming{}, err
 			}
 		}
 		elapsed += time.Since(start)
 		cpu1, _ := cputime.Process()
+		steal1, _, _ := cputime.Steal()
 		cpu += cpu1 - cpu0
+		stolen += steal1 - steal0
 		n += len(items)
 	}
-	return float64(n) / elapsed.Seconds(), cpu.Seconds() / float64(n), nil
+	t := oracleTiming{rate: float64(n) / elapsed.Seconds(), cpuPer: cpu.Seconds() / float64(n)}
+	if stealOK {
+		t.steal = stealShare(stolen.Seconds(), elapsed, cpus)
+	}
+	return t, nil
 }
 
 func printPipelineReport(w io.Writer, r *pipelineReport) {
 	fmt.Fprintf(w, "GOMAXPROCS %d, oracle workers %s\n", r.GOMAXPROCS, workersText(r.Workers))
 	if len(r.Rounds) > 1 {
 		for i, x := range r.Rounds {
-			fmt.Fprintf(w, "round %d: (a) %8.1f structures/s, (b) %8.1f evaluations/s = %.0f%% (oracle busy %.0f%%, at %.0f%% speed)\n", i+1, x.OracleRate, x.PipelineRate, 100*x.PipelineRatio, 100*x.OracleBusy, 100*x.OracleSpeed)
+			fmt.Fprintf(w, "round %d: (a) %8.1f structures/s, (b) %8.1f evaluations/s = %.0f%% (oracle busy %.0f%%, at %.0f%% speed)%s\n", i+1, x.OracleRate, x.PipelineRate, 100*x.PipelineRatio, 100*x.OracleBusy, 100*x.OracleSpeed, stealText(x.OracleSteal, x.Steal))
 		}
 		fmt.Fprintf(w, "the round with the median ratio:\n")
 	}
@@ -627,11 +686,51 @@ func printPipelineReport(w io.Writer, r *pipelineReport) {
 	if r.OracleBusy > 0 {
 		fmt.Fprintf(w, "    the evaluator's oracle worked %.0f%% of the time, at %.0f%% of its speed in (a)\n", 100*r.OracleBusy, 100*r.OracleSpeed)
 	}
-	fmt.Fprintf(w, "(c) oracle delay %s per candidate:\n", r.Delay)
-	fmt.Fprintf(w, "    evaluators  evaluations/s  speed-up  efficiency  cores busy\n")
-	for _, p := range r.Scaling {
-		fmt.Fprintf(w, "    %10d  %13.1f  %7.2fx  %9.0f%%  %10.2f\n", p.Evaluators, p.Rate, p.Speedup, 100*p.Efficiency, p.CoresBusy)
+	if r.Steal != nil && r.OracleSteal != nil {
+		fmt.Fprintf(w, "    the hypervisor took %.0f%% of the machine's CPU time during (a), %.0f%% during (b) (steal)\n", 100**r.OracleSteal, 100**r.Steal)
 	}
+	fmt.Fprintf(w, "(c) oracle delay %s per candidate:\n", r.Delay)
+	fmt.Fprintf(w, "    evaluators  evaluations/s  speed-up  efficiency  cores busy  steal\n")
+	for _, p := range r.Scaling {
+		steal := "     -"
+		if p.Steal != nil {
+			steal = fmt.Sprintf("%5.0f%%", 100**p.Steal)
+		}
+		fmt.Fprintf(w, "    %10d  %13.1f  %7.2fx  %9.0f%%  %10.2f  %s\n", p.Evaluators, p.Rate, p.Speedup, 100*p.Efficiency, p.CoresBusy, steal)
+	}
+	if worst := r.worstSteal(); worst > stealWarning {
+		fmt.Fprintf(w, "warning: the hypervisor took up to %.0f%% of the machine's CPU time (steal) during these runs; wall-clock rates, and ratios of rates measured at different times, move with it whatever the program does: compare figures measured while it stays near 0\n", 100*worst)
+	}
+}
+
+// stealWarning is the share of stolen CPU time above which the report
+// warns that its rates are not comparable.
+const stealWarning = 0.05
+
+// worstSteal is the largest share of stolen CPU time of any measurement.
+func (r *pipelineReport) worstSteal() float64 {
+	var worst float64
+	for _, x := range r.Rounds {
+		for _, s := range []*float64{x.OracleSteal, x.Steal} {
+			if s != nil {
+				worst = max(worst, *s)
+			}
+		}
+	}
+	for _, p := range r.Scaling {
+		if p.Steal != nil {
+			worst = max(worst, *p.Steal)
+		}
+	}
+	return worst
+}
+
+// stealText is a round's stolen shares of CPU time, when reported.
+func stealText(a, b *float64) string {
+	if a == nil || b == nil {
+		return ""
+	}
+	return fmt.Sprintf(", steal (a) %.0f%% (b) %.0f%%", 100**a, 100**b)
 }
 
 func workersText(n int) string {

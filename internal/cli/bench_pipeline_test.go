@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,52 @@ func TestCPUSamplesBetween(t *testing.T) {
 	}
 	if got := (cpuSamples{}).between(t0, t0.Add(time.Second)); got != 0 {
 		t.Errorf("no samples: %v, want 0", got)
+	}
+	if got := s.stealShare(t0, t0.Add(time.Second)); got != nil {
+		t.Errorf("steal share %v where steal was not sampled, want none", *got)
+	}
+	s.steal, s.cpus = []float64{5, 5.5, 5.5}, 2
+	for _, c := range []struct {
+		a, b time.Duration
+		want float64
+	}{
+		{0, time.Second, 0.25},                      // 0.5 s of 2 CPUs × 1 s
+		{time.Second, 3 * time.Second, 0},           // nothing taken
+		{0, 3 * time.Second, 0.5 / 6},               // over the whole span
+		{500 * time.Millisecond, time.Second, 0.25}, // 5.25 → 5.5
+	} {
+		got := s.stealShare(t0.Add(c.a), t0.Add(c.b))
+		if got == nil || math.Abs(*got-c.want) > 1e-12 {
+			t.Errorf("stealShare(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestPipelineReportWarnsOfSteal: the report shows each measurement's
+// stolen CPU time, and warns when any is high enough to move the rates.
+func TestPipelineReportWarnsOfSteal(t *testing.T) {
+	round := pipelineRound{OracleRate: 300, PipelineRate: 270, PipelineRatio: 0.9, OracleSteal: ptr(0.01), Steal: ptr(0.02)}
+	r := pipelineReport{GOMAXPROCS: 2, Workers: 1, pipelineRound: round, Rounds: []pipelineRound{round, round}, Delay: "20ms",
+		Scaling: []scalingPoint{{Evaluators: 1, Rate: 48, Speedup: 1, Efficiency: 1, CoresBusy: 0.3, Steal: ptr(0.03)}}}
+	var quiet strings.Builder
+	printPipelineReport(&quiet, &r)
+	for _, want := range []string{"steal (a) 1% (b) 2%", "took 1% of the machine's CPU time during (a), 2% during (b)", "0.30      3%"} {
+		if !strings.Contains(quiet.String(), want) {
+			t.Errorf("report without %q:\n%s", want, quiet.String())
+		}
+	}
+	if strings.Contains(quiet.String(), "warning") {
+		t.Errorf("a warning at 3%% steal at most:\n%s", quiet.String())
+	}
+	r.Scaling[0].Steal = ptr(0.3)
+	var loud strings.Builder
+	printPipelineReport(&loud, &r)
+	if !strings.Contains(loud.String(), "warning: the hypervisor took up to 30%") {
+		t.Errorf("no warning at 30%% steal:\n%s", loud.String())
+	}
+	r.Rounds[1].Steal, r.Scaling[0].Steal = ptr(0.2), nil
+	if r.worstSteal() != 0.2 {
+		t.Errorf("worst steal %v, want the second round's 0.2", r.worstSteal())
 	}
 }
 

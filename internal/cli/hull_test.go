@@ -91,8 +91,6 @@ func TestHullJSON(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func TestHullTable(t *testing.T) {
 	out, err := runCrucible(t, "hull", "--entries", "testdata/hull/entries.csv", "--query", "testdata/hull/queries.csv")
 	if err != nil {
