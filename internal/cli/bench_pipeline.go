@@ -518,9 +518,18 @@ type cpuSamples struct {
 	at    []time.Time
 	cpu   []float64 // CPU seconds of the process
 	alloc []float64 // bytes the process has allocated on the heap
-	steal []float64 // seconds a hypervisor took from the machine's CPUs, summed (nil = not reported)
-	cpus  int       // the machine's CPUs, as steal counts them
+	// Stolen time is read less often (reading the kernel's statistics
+	// costs a hundred times more than the process's CPU time): steal
+	// holds the seconds a hypervisor took from the machine's cpus CPUs,
+	// summed, at the times stealAt (nil = not reported).
+	stealAt []time.Time
+	steal   []float64
+	cpus    int
 }
+
+// stealEvery is how many samples of CPU time there are to one of stolen
+// time.
+const stealEvery = 25
 
 // sampleCPU samples the process's CPU time and heap allocations, and the
 // machine's stolen time, every period until the returned function is
@@ -533,18 +542,19 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	_, cpus, steal := cputime.Steal()
 	s.cpus = cpus
-	take := func() {
+	take := func(last bool) {
 		c, _ := cputime.Process()
 		metrics.Read(allocs)
 		var a float64
 		if allocs[0].Value.Kind() == metrics.KindUint64 {
 			a = float64(allocs[0].Value.Uint64())
 		}
-		if steal {
+		now := time.Now()
+		if steal && (len(s.at)%stealEvery == 0 || last) {
 			st, _, _ := cputime.Steal()
-			s.steal = append(s.steal, st.Seconds())
+			s.stealAt, s.steal = append(s.stealAt, now), append(s.steal, st.Seconds())
 		}
-		s.at, s.cpu, s.alloc = append(s.at, time.Now()), append(s.cpu, c.Seconds()), append(s.alloc, a)
+		s.at, s.cpu, s.alloc = append(s.at, now), append(s.cpu, c.Seconds()), append(s.alloc, a)
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -552,10 +562,10 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
-			take()
+			take(false)
 			select {
 			case <-done:
-				take()
+				take(true)
 				return
 			case <-t.C:
 			}
@@ -568,11 +578,11 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 	}
 }
 
-// valueAt interpolates the sampled values v at time t, clamped to the
-// samples.
-func (s cpuSamples) valueAt(v []float64, t time.Time) float64 {
-	n := len(s.at)
-	i := sort.Search(n, func(i int) bool { return !s.at[i].Before(t) })
+// valueAt interpolates the values v sampled at times at at time t,
+// clamped to the samples.
+func valueAt(at []time.Time, v []float64, t time.Time) float64 {
+	n := len(at)
+	i := sort.Search(n, func(i int) bool { return !at[i].Before(t) })
 	switch {
 	case n == 0:
 		return 0
@@ -581,18 +591,18 @@ func (s cpuSamples) valueAt(v []float64, t time.Time) float64 {
 	case i == n:
 		return v[n-1]
 	}
-	f := t.Sub(s.at[i-1]).Seconds() / s.at[i].Sub(s.at[i-1]).Seconds()
+	f := t.Sub(at[i-1]).Seconds() / at[i].Sub(at[i-1]).Seconds()
 	return v[i-1] + f*(v[i]-v[i-1])
 }
 
 // between is the CPU seconds used from a to b.
 func (s cpuSamples) between(a, b time.Time) float64 {
-	return s.valueAt(s.cpu, b) - s.valueAt(s.cpu, a)
+	return valueAt(s.at, s.cpu, b) - valueAt(s.at, s.cpu, a)
 }
 
 // allocatedBetween is the bytes allocated from a to b.
 func (s cpuSamples) allocatedBetween(a, b time.Time) float64 {
-	return s.valueAt(s.alloc, b) - s.valueAt(s.alloc, a)
+	return valueAt(s.at, s.alloc, b) - valueAt(s.at, s.alloc, a)
 }
 
 // stealShare is the share of the machine's CPU time a hypervisor took
@@ -601,7 +611,7 @@ func (s cpuSamples) stealShare(a, b time.Time) *float64 {
 	if s.steal == nil || !b.After(a) {
 		return nil
 	}
-	return stealShare(s.valueAt(s.steal, b)-s.valueAt(s.steal, a), b.Sub(a), s.cpus)
+	return stealShare(valueAt(s.stealAt, s.steal, b)-valueAt(s.stealAt, s.steal, a), b.Sub(a), s.cpus)
 }
 
 // stealShare is stolen seconds (summed over cpus CPUs) over the CPU time

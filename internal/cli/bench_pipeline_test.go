@@ -43,7 +43,7 @@ func TestCPUSamplesBetween(t *testing.T) {
 	if got := s.stealShare(t0, t0.Add(time.Second)); got != nil {
 		t.Errorf("steal share %v where steal was not sampled, want none", *got)
 	}
-	s.steal, s.cpus = []float64{5, 5.5, 5.5}, 2
+	s.stealAt, s.steal, s.cpus = s.at, []float64{5, 5.5, 5.5}, 2
 	for _, c := range []struct {
 		a, b time.Duration
 		want float64
@@ -120,6 +120,16 @@ func TestSampleCPUCountsWork(t *testing.T) {
 	}
 	if a := s.allocatedBetween(s.at[0], s.at[len(s.at)-1]); a < chunks*size {
 		t.Errorf("%v bytes allocated, want at least the %d made", a, chunks*size)
+	}
+	if _, _, ok := cputime.Steal(); ok {
+		// Stolen time is read at the first sample, every stealEvery-th
+		// and the last, so a span ending at the last sample is covered.
+		if want := (len(s.at)-2)/stealEvery + 2; len(s.stealAt) != want || !s.stealAt[len(s.stealAt)-1].Equal(s.at[len(s.at)-1]) {
+			t.Errorf("%d samples of stolen time for %d of CPU time, want %d ending with the last", len(s.stealAt), len(s.at), want)
+		}
+		if share := s.stealShare(s.at[0], s.at[len(s.at)-1]); share == nil || *share < 0 || *share > 1 {
+			t.Errorf("stolen share %v, want one in [0, 1]", share)
+		}
 	}
 }
 
