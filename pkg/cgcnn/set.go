@@ -19,10 +19,9 @@ const AtomInitFile = "atom_init.json"
 // Set is a group of checkpoints evaluated together: each structure is
 // featurised once and every model runs on that graph, model by model over
 // chunks of structures (ChunkSize) so that a model's weights stay in
-// cache. A Set is safe for
-// concurrent use; each call borrows a worker (featurizer, graphs and
-// workspace) from a pool, so steady-state evaluation does not allocate per
-// atom.
+// cache. A Set is safe for concurrent use; each call borrows a worker
+// (featurizer, graphs and workspace) from a pool, so steady-state
+// evaluation does not allocate per atom.
 type Set struct {
 	atoms  *AtomFeatures
 	models []*Model
@@ -182,11 +181,21 @@ func (s *Set) newPredictions(n int) ([]Prediction, []float64) {
 	return make([]Prediction, n), make([]float64, n*len(s.models))
 }
 
+func fillErr(preds []Prediction, err error) {
+	for i := range preds {
+		preds[i] = Prediction{Err: err}
+	}
+}
+
 // predictChunk featurises structs into w's graphs, then runs each model
 // on every structure featurised, filling preds (values is their storage,
 // len(s.models) a structure). When ctx is cancelled before the chunk is
 // done, every prediction of the chunk carries its error.
 func (s *Set) predictChunk(ctx context.Context, w *worker, structs []*crystal.Structure, preds []Prediction, values []float64) {
+	if err := ctx.Err(); err != nil {
+		fillErr(preds, err)
+		return
+	}
 	if len(w.graphs) < len(structs) {
 		w.graphs = append(w.graphs, make([]Graph, len(structs)-len(w.graphs))...)
 	}
@@ -204,9 +213,7 @@ func (s *Set) predictChunk(ctx context.Context, w *worker, structs []*crystal.St
 	}
 	for m, model := range s.models {
 		if err := ctx.Err(); err != nil {
-			for i := range preds {
-				preds[i] = Prediction{Err: err}
-			}
+			fillErr(preds, err)
 			return
 		}
 		for i := range structs {

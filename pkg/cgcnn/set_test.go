@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -148,6 +149,50 @@ func TestPredictHonoursContext(t *testing.T) {
 				t.Errorf("workers=%d structure %d: %v, want context.Canceled", workers, i, p.Err)
 				break
 			}
+		}
+	}
+}
+
+// errAfter is a context whose Err is nil for its first n calls and
+// context.Canceled from then on: a cancellation at a known point of a
+// batch.
+type errAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *errAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestPredictKeepsFinishedChunks: a batch cancelled after its first chunk
+// keeps that chunk's predictions, as evaluated alone, and gives the rest
+// the context's error.
+func TestPredictKeepsFinishedChunks(t *testing.T) {
+	_, names := goldenSet(t)
+	set := loadTestSet(t, "band-gap")
+	structs := readGoldenCIFs(t, names)[:2*ChunkSize+3]
+	want, err := set.Predict(t.Context(), structs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first chunk asks twice: before it starts and before its one
+	// model's pass.
+	ctx := &errAfter{Context: t.Context()}
+	ctx.n.Store(2)
+	got, err := set.Predict(ctx, structs)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	for i := range structs {
+		switch {
+		case i < ChunkSize && (got[i].Err != nil || got[i].Values[0] != want[i].Values[0]):
+			t.Errorf("structure %d of the finished chunk: %v (%v), want %v", i, got[i].Values, got[i].Err, want[i].Values)
+		case i >= ChunkSize && !errors.Is(got[i].Err, context.Canceled):
+			t.Errorf("structure %d after the cancellation: %v (%v), want context.Canceled", i, got[i].Values, got[i].Err)
 		}
 	}
 }
