@@ -518,8 +518,8 @@ type cpuSamples struct {
 	at    []time.Time
 	cpu   []float64 // CPU seconds of the process
 	alloc []float64 // bytes the process has allocated on the heap
-	// Stolen time is read less often (reading the kernel's statistics
-	// costs a hundred times more than the process's CPU time): steal
+	// Stolen time is read less often (reading the kernel's statistics,
+	// 36–39 µs here, costs about 40 times the process's CPU time): steal
 	// holds the seconds a hypervisor took from the machine's cpus CPUs,
 	// summed, at the times stealAt (nil = not reported).
 	stealAt []time.Time
