@@ -540,8 +540,6 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 		return func() cpuSamples { return s }
 	}
 	allocs := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	_, cpus, steal := cputime.Steal()
-	s.cpus = cpus
 	take := func(last bool) {
 		c, _ := cputime.Process()
 		metrics.Read(allocs)
@@ -550,9 +548,10 @@ func sampleCPU(period time.Duration) (stop func() cpuSamples) {
 			a = float64(allocs[0].Value.Uint64())
 		}
 		now := time.Now()
-		if steal && (len(s.at)%stealEvery == 0 || last) {
-			st, _, _ := cputime.Steal()
-			s.stealAt, s.steal = append(s.stealAt, now), append(s.steal, st.Seconds())
+		if len(s.at)%stealEvery == 0 || last {
+			if st, cpus, ok := cputime.Steal(); ok {
+				s.stealAt, s.steal, s.cpus = append(s.stealAt, now), append(s.steal, st.Seconds()), cpus
+			}
 		}
 		s.at, s.cpu, s.alloc = append(s.at, now), append(s.cpu, c.Seconds()), append(s.alloc, a)
 	}

@@ -335,6 +335,10 @@ type proposalCall struct {
 	resolved []any           // formula, pending id, its fingerprint
 	done     map[string]bool // formulas resolved
 	rounds   int
+	// encoded is the arguments of the last round, until resolve changes
+	// them: a proposal behind one that needs fingerprints goes again
+	// unchanged.
+	encoded []any
 }
 
 func newProposalCall(p *Proposal, index int) (*proposalCall, error) {
@@ -358,6 +362,9 @@ func newProposalCall(p *Proposal, index int) (*proposalCall, error) {
 
 // args are the proposal's arguments of the script for its next round.
 func (pc *proposalCall) args() ([]any, error) {
+	if pc.encoded != nil {
+		return pc.encoded, nil
+	}
 	proposal, err := json.Marshal(pc.p.Candidates)
 	if err != nil {
 		return nil, err
@@ -376,12 +383,14 @@ func (pc *proposalCall) args() ([]any, error) {
 		}
 		args = append(args, c.ID, pc.keys[i], c.Formula, doc)
 	}
+	pc.encoded = args
 	return args, nil
 }
 
 // resolve computes the fingerprints the script asked for: need holds, per
 // candidate, its index and its formula's pending value ("" for none).
 func (pc *proposalCall) resolve(need []string) error {
+	pc.encoded = nil
 	if pc.rounds++; pc.rounds == proposeRounds {
 		return fmt.Errorf("fingerprints still needed after %d rounds", pc.rounds)
 	}
