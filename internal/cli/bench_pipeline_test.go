@@ -156,6 +156,30 @@ func TestMedianRound(t *testing.T) {
 	}
 }
 
+// (a) is the rate on the campaign's own candidates, carried back to the
+// machine's speed before the campaign by the previous campaign's
+// candidates, timed on both sides of it.
+func TestBracket(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	steady := bracket(oracleTiming{rate: 100, cpuPer: 0.01}, oracleTiming{rate: 80, cpuPer: 0.0125}, oracleTiming{rate: 100, cpuPer: 0.01})
+	if !near(steady.rate, 80) || !near(steady.cpuPer, 0.0125) {
+		t.Errorf("steady machine: %+v, want the rate and CPU on the campaign's own candidates (80, 0.0125)", steady)
+	}
+	// The machine ran 20 % faster before the campaign: the own
+	// candidates' rate then was 96.
+	drift := bracket(oracleTiming{rate: 120, cpuPer: 0.008, steal: ptr(0.03)}, oracleTiming{rate: 80, cpuPer: 0.0125, steal: ptr(0.0)}, oracleTiming{rate: 100, cpuPer: 0.01, steal: ptr(0.0)})
+	if !near(drift.rate, 88) || !near(drift.cpuPer, 0.01125) {
+		t.Errorf("drifting machine: %+v, want rate (80+96)/2 = 88 and CPU (0.0125+0.01)/2", drift)
+	}
+	if drift.steal == nil || !near(*drift.steal, 0.01) {
+		t.Errorf("steal %v, want the mean of the three timings, 0.01", drift.steal)
+	}
+	alone := bracket(oracleTiming{}, oracleTiming{rate: 80, cpuPer: 0.0125, steal: ptr(0.0)}, oracleTiming{})
+	if alone.rate != 80 || alone.cpuPer != 0.0125 || alone.steal != nil {
+		t.Errorf("without the previous campaign's timings: %+v, want the campaign's own", alone)
+	}
+}
+
 // The oracle is timed on what the evaluator gave it: each candidate with
 // the finds evaluated before it was proposed.
 func TestOracleItemsCarryEarlierFinds(t *testing.T) {
