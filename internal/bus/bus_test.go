@@ -248,6 +248,46 @@ func TestRunBatch(t *testing.T) {
 	}
 }
 
+// TestRunBatchLinger: with a linger, messages published one after another
+// just after the first reach one batch call; a fetch without one takes
+// only what is there.
+func TestRunBatchLinger(t *testing.T) {
+	b := connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	spec := messages.ConsumerSpec{Name: "linger", Stream: messages.StreamPropose, FilterSubject: messages.SubjectPropose + ".>", AckWait: 5 * time.Second, MaxDeliver: 3, MaxAckPending: 64}
+	if _, err := b.EnsureConsumer(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var sizes []int
+	go func() {
+		_ = b.RunBatch(ctx, spec, RunOptions{Concurrency: 16, MaxBatch: 16, Linger: 2 * time.Second, Service: "test"}, func(ctx context.Context, ds []*Delivery) []error {
+			mu.Lock()
+			sizes = append(sizes, len(ds))
+			mu.Unlock()
+			return make([]error, len(ds))
+		})
+	}()
+	subj := messages.Subject(messages.SubjectPropose, "c1")
+	for g := 0; g < 10; g++ {
+		if err := b.Publish(ctx, subj, request("c1", g)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	waitFor(t, "a batch", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(sizes) > 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sizes) != 1 || sizes[0] != 10 {
+		t.Errorf("batches of %v, want one of 10", sizes)
+	}
+}
+
 // headeredRequest is a generation request that states a header field.
 type headeredRequest struct {
 	*messages.GenerationRequest

@@ -79,6 +79,12 @@ type RunOptions struct {
 	// default Concurrency): with Concurrency = 2 × MaxBatch, a replica
 	// evaluates one batch while it publishes the previous one.
 	MaxBatch int
+	// Linger, when positive, is how long a fetch waits for the rest of a
+	// batch once its first delivery is there (RunBatch): messages
+	// published together (an evaluator's batch) then reach one handler
+	// call instead of several. Without it a fetch takes only what is
+	// ready at once.
+	Linger time.Duration
 	// DrainTimeout bounds how long in-flight handlers may run after ctx is
 	// cancelled (SIGTERM): they finish and are acknowledged, unless they
 	// take longer, in which case they are redelivered elsewhere.
@@ -190,7 +196,7 @@ func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 				break more
 			}
 		}
-		ds, err := b.fetch(cons, spec, n)
+		ds, err := b.fetch(cons, spec, n, o.Linger)
 		for i := len(ds); i < n; i++ {
 			<-slots
 		}
@@ -233,8 +239,9 @@ func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 }
 
 // fetch waits up to a second for one message, then takes whatever else is
-// ready, up to n in all, without waiting for a full batch.
-func (b *Bus) fetch(cons jetstream.Consumer, spec messages.ConsumerSpec, n int) ([]*Delivery, error) {
+// ready, up to n in all, waiting up to linger for more (not at all without
+// one).
+func (b *Bus) fetch(cons jetstream.Consumer, spec messages.ConsumerSpec, n int, linger time.Duration) ([]*Delivery, error) {
 	first, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 	if err != nil {
 		return nil, err
@@ -246,7 +253,12 @@ func (b *Bus) fetch(cons jetstream.Consumer, spec messages.ConsumerSpec, n int) 
 	if len(out) == 0 || n == 1 {
 		return out, nil
 	}
-	rest, err := cons.FetchNoWait(n - 1)
+	var rest jetstream.MessageBatch
+	if linger > 0 {
+		rest, err = cons.Fetch(n-1, jetstream.FetchMaxWait(linger))
+	} else {
+		rest, err = cons.FetchNoWait(n - 1)
+	}
 	if err != nil {
 		return out, nil
 	}

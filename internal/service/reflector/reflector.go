@@ -31,7 +31,13 @@ type Config struct {
 	// Batch is the most evaluations recorded in one store call (default
 	// 16): the evaluations ready at once are recorded together, each
 	// campaign's in one atomic script, then their follow-ups run in order.
-	Batch        int
+	Batch int
+	// Linger is how long the reflector waits for the rest of a batch once
+	// an evaluation arrives (default 5 ms): an evaluator publishes a
+	// batch's evaluations together, and recording them in one call
+	// instead of one or two at a time saves store calls and fetches.
+	// Negative: take only what is ready at once.
+	Linger       time.Duration
 	DrainTimeout time.Duration
 }
 
@@ -61,6 +67,9 @@ func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Batch < 1 {
 		cfg.Batch = 16
 	}
+	if cfg.Linger == 0 {
+		cfg.Linger = 5 * time.Millisecond
+	}
 	return &Service{
 		bus: b, store: s, log: log, cfg: cfg,
 		ctl:   &control.Control{Bus: b, Store: s, Log: log},
@@ -74,7 +83,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleBatch)
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, Linger: s.cfg.Linger, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleBatch)
 }
 
 // pending is a decoded evaluation of a batch and where it came from.
