@@ -84,9 +84,22 @@ type Service struct {
 
 	mu    sync.Mutex
 	finds map[string]findsEntry
-	// oracleMu lets one batch at a time use the oracle (which uses every
-	// core), while another batch's results are published.
-	oracleMu sync.Mutex
+	// The oracle takes one call at a time (it uses every core it is
+	// given); a handler holding oracle (a token) serves the calls queued
+	// behind it, see evaluate.
+	oracleTurn chan struct{}
+	queueMu    sync.Mutex
+	queue      []*oracleCall
+}
+
+// oracleCall is one handler's candidates waiting for the oracle, and what
+// it gave them.
+type oracleCall struct {
+	items   []Item
+	outs    []Outcome
+	elapsed time.Duration // the call's share of the oracle's time
+	err     error
+	done    chan struct{}
 }
 
 // findsEntry is what an evaluator holds of a campaign's finds: the hull
@@ -125,7 +138,7 @@ func New(b *bus.Bus, s *store.Store, o Oracle, log *zap.Logger, cfg Config) *Ser
 	if cfg.Name == "" {
 		cfg.Name, _ = os.Hostname()
 	}
-	return &Service{bus: b, store: s, oracle: o, log: log, cfg: cfg, specs: specs.New(s), finds: map[string]findsEntry{}}
+	return &Service{bus: b, store: s, oracle: o, log: log, cfg: cfg, specs: specs.New(s), finds: map[string]findsEntry{}, oracleTurn: make(chan struct{}, 1)}
 }
 
 // Run consumes candidates until ctx is cancelled, then drains.
@@ -134,10 +147,11 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// At most Batch candidates in flight per replica: while one batch is
-	// evaluated, the next accumulates in the stream (or in a second, small
-	// batch waiting for the oracle), so batches grow under load.
-	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
+	// At most two batches' worth of candidates in flight per replica:
+	// while the oracle evaluates one, the candidates fetched meanwhile
+	// (often a generation's two at a time) queue for it and are
+	// evaluated together in the next oracle call (evaluate).
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: 2 * s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
 }
 
 func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
@@ -182,7 +196,6 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	if len(items) == 0 {
 		return errs
 	}
-	metricBatch.Observe(float64(len(items)))
 	outs, elapsed, err := s.evaluate(ctx, items)
 	if err == nil && len(outs) != len(items) {
 		err = fmt.Errorf("oracle returned %d outcomes for %d items", len(outs), len(items))
@@ -210,19 +223,83 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	return errs
 }
 
-// evaluate runs the oracle (after the artificial delay, if any) on one
-// batch at a time.
+// evaluate has the oracle evaluate items and returns their outcomes and
+// their share of the oracle's time. The oracle takes one call at a time;
+// calls made meanwhile queue, and the next handler to take the oracle
+// evaluates every queued call it can (up to Batch candidates, whole calls
+// in order, at least one) in one oracle call. Candidates reach the
+// evaluator a generation (two, by default) at a time, and an oracle call
+// of a few structures costs more per structure than a full one (the
+// surrogates run model by model over up to 16 structures, and each call
+// has its fixed costs): under load the queue fills, and the oracle gets
+// full batches.
 func (s *Service) evaluate(ctx context.Context, items []Item) ([]Outcome, time.Duration, error) {
-	s.oracleMu.Lock()
-	defer s.oracleMu.Unlock()
-	start := time.Now()
-	if s.cfg.Delay > 0 {
-		if err := sleep(ctx, time.Duration(len(items))*s.cfg.Delay); err != nil {
-			return nil, 0, err
+	c := &oracleCall{items: items, done: make(chan struct{})}
+	s.queueMu.Lock()
+	s.queue = append(s.queue, c)
+	s.queueMu.Unlock()
+	for {
+		select {
+		case <-c.done:
+			return c.outs, c.elapsed, c.err
+		case s.oracleTurn <- struct{}{}:
 		}
+		select {
+		case <-c.done: // served while this one waited for the oracle
+			<-s.oracleTurn
+			return c.outs, c.elapsed, c.err
+		default:
+		}
+		s.serve(ctx, s.takeQueued())
+		<-s.oracleTurn
 	}
-	outs, err := s.oracle.Evaluate(ctx, items)
-	return outs, time.Since(start), err
+}
+
+// takeQueued removes the first queued calls, whole and in order, up to
+// Batch candidates in all but at least one call.
+func (s *Service) takeQueued() []*oracleCall {
+	s.queueMu.Lock()
+	defer s.queueMu.Unlock()
+	n, k := 0, 0
+	for k < len(s.queue) && (k == 0 || n+len(s.queue[k].items) <= s.cfg.Batch) {
+		n += len(s.queue[k].items)
+		k++
+	}
+	calls := slices.Clone(s.queue[:k])
+	s.queue = slices.Delete(s.queue, 0, k)
+	return calls
+}
+
+// serve runs the oracle (after the artificial delay, if any) on the calls'
+// candidates together and hands each call its outcomes.
+func (s *Service) serve(ctx context.Context, calls []*oracleCall) {
+	var items []Item
+	for _, c := range calls {
+		items = append(items, c.items...)
+	}
+	metricBatch.Observe(float64(len(items)))
+	start := time.Now()
+	var outs []Outcome
+	err := sleep(ctx, time.Duration(len(items))*s.cfg.Delay)
+	if err == nil {
+		outs, err = s.oracle.Evaluate(ctx, items)
+	}
+	elapsed := time.Since(start)
+	if err == nil && len(outs) != len(items) {
+		err = fmt.Errorf("oracle returned %d outcomes for %d items", len(outs), len(items))
+	}
+	at := 0
+	for _, c := range calls {
+		n := len(c.items)
+		if err != nil {
+			c.err = err
+		} else {
+			c.outs = outs[at : at+n : at+n]
+		}
+		c.elapsed = elapsed * time.Duration(n) / time.Duration(max(1, len(items)))
+		at += n
+		close(c.done)
+	}
 }
 
 func fill(errs []error, index []int, err error) []error {
@@ -233,6 +310,9 @@ func fill(errs []error, index []int, err error) []error {
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
