@@ -85,7 +85,7 @@ type Service struct {
 	mu    sync.Mutex
 	finds map[string]findsEntry
 	// The oracle takes one call at a time (it uses every core it is
-	// given); a handler holding oracle (a token) serves the calls queued
+	// given); a handler holding oracleTurn (a token) serves the calls queued
 	// behind it, see evaluate.
 	oracleTurn chan struct{}
 	queueMu    sync.Mutex
