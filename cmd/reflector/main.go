@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ func main() {
 		func(cmd *cobra.Command) {
 			cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", app.EnvInt("CRUCIBLE_REFLECTOR_CONCURRENCY", 32), "evaluations in flight [CRUCIBLE_REFLECTOR_CONCURRENCY]")
 			cmd.Flags().IntVar(&cfg.Batch, "batch", app.EnvInt("CRUCIBLE_REFLECTOR_BATCH", 16), "most evaluations recorded in one Redis call [CRUCIBLE_REFLECTOR_BATCH]")
+			cmd.Flags().DurationVar(&cfg.Linger, "linger", app.EnvDuration("CRUCIBLE_REFLECTOR_LINGER", 5*time.Millisecond), "how long to wait for the rest of a batch once an evaluation arrives; negative: take only what is there [CRUCIBLE_REFLECTOR_LINGER]")
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
 			cfg.DrainTimeout = in.Config.DrainTimeout
