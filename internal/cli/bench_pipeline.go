@@ -120,8 +120,9 @@ func newBenchPipelineCmd() *cobra.Command {
 		Long: `pipeline measures, in one run on this machine:
 
  (a) the oracle alone (validity, reference lookup, CGCNN, hull) on the
-     candidates of a campaign, as the evaluator gave them to it: in its
-     batches, each with the campaign's finds evaluated before it was
+     candidates of a campaign, as the evaluator gave them to it: in
+     oracle calls of --batch (the most the evaluator puts in one), each
+     candidate with the campaign's finds evaluated before it was
      proposed as extra hull phases, and from the same start (no hull
      diagram built yet, as each campaign (b) starts): structures/s,
      timed right after each campaign (b) on its candidates, and brought
@@ -137,7 +138,8 @@ func newBenchPipelineCmd() *cobra.Command {
 
 For (b) it also reports the CPU the process used per evaluation, split
 into the oracle's share (as measured in (a)) and the rest (proposer,
-reflector, judge, embedded brokers, the collecting client), the heap it
+reflector, judge, embedded brokers, the collecting client, and what more
+the oracle costs while they share the machine), the heap it
 allocated per evaluation (steadier than CPU time where the machine's
 speed drifts), and how many cores were busy: when all are, the pipeline
 is CPU-bound and (b) over (a) is bounded by the oracle's share.
@@ -155,10 +157,10 @@ is above 5 %: rates then move with the host's load, not the program's.
 Rates are taken between the first and the last evaluation of the
 campaign's proposed candidates, so start-up and seeds do not count. After
 a warm-up campaign like (b) (same budget and seed: its candidates carry
-the machine's speed across the first round), (a) and (b) run --rounds times
-(default 5); the report gives every round and the one with the median
-ratio. As in
-"crucible local", the collector runs at GOGC=400 unless GOGC is set.`,
+the machine's speed across the first round), (a) and (b) run --rounds
+times (default 5); the report gives every round and the one with the
+median ratio. As in "crucible local", the collector runs at GOGC=400
+unless GOGC is set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()

@@ -271,7 +271,9 @@ func (s *Service) takeQueued() []*oracleCall {
 }
 
 // serve runs the oracle (after the artificial delay, if any) on the calls'
-// candidates together and hands each call its outcomes.
+// candidates together and hands each call its outcomes. It runs on the
+// serving handler's context: a replica's handlers share one (cancelled
+// at the end of the drain), and calls failed by it are redelivered.
 func (s *Service) serve(ctx context.Context, calls []*oracleCall) {
 	var items []Item
 	for _, c := range calls {
