@@ -196,10 +196,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	if len(items) == 0 {
 		return errs
 	}
-	outs, elapsed, err := s.evaluate(ctx, items)
-	if err == nil && len(outs) != len(items) {
-		err = fmt.Errorf("oracle returned %d outcomes for %d items", len(outs), len(items))
-	}
+	outs, elapsed, err := s.evaluate(ctx, items) // one outcome per item, or err
 	if err != nil {
 		s.log.Warn("oracle failed on a batch; it will be retried", zap.Int("batch", len(items)), zap.Error(err))
 		return fill(errs, index, err)
@@ -223,11 +220,12 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	return errs
 }
 
-// evaluate has the oracle evaluate items and returns their outcomes and
-// their share of the oracle's time. The oracle takes one call at a time;
-// calls made meanwhile queue, and the next handler to take the oracle
-// evaluates every queued call it can (up to Batch candidates, whole calls
-// in order, at least one) in one oracle call. Candidates reach the
+// evaluate has the oracle evaluate items and returns their outcomes (one
+// per item, unless err) and their share of the oracle's time. The oracle
+// takes one call at a time; calls made meanwhile queue, and the next
+// handler to take the oracle evaluates every queued call it can (up to
+// Batch candidates, whole calls in order, at least one) in one oracle
+// call. Candidates reach the
 // evaluator a generation (two, by default) at a time, and an oracle call
 // of a few structures costs more per structure than a full one (the
 // surrogates run model by model over up to 16 structures, and each call
