@@ -251,11 +251,12 @@ unless GOGC is set.`,
 	return cmd
 }
 
-// round times the oracle alone (a) on the previous campaign's candidates,
-// runs campaign (b), and times (a) again on its candidates: the mean of
-// the two (a) is what (b) is compared with, which cancels a steady drift
-// of the machine's speed. Campaign (b) is profiled into cpuPath and
-// memPath when those are not empty. It returns campaign (b).
+// round times the oracle alone on the previous campaign's candidates,
+// runs campaign (b), then times the oracle on (b)'s own candidates and on
+// the previous campaign's again: (b) is compared with (a) from those three
+// timings (bracket), which carries the machine's speed before (b) over to
+// its own candidates. Campaign (b) is profiled into cpuPath and memPath
+// when those are not empty. It returns campaign (b).
 func (p *pipelineSetup) round(ctx context.Context, prev *benchCampaign, budget, batch, inFlight int, cpuPath, memPath string) (pipelineRound, *benchCampaign, error) {
 	var (
 		r    pipelineRound
