@@ -20,8 +20,8 @@ import (
 
 	"github.com/crucible-sci/crucible/bench"
 	"github.com/crucible-sci/crucible/internal/cputime"
-	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/hull"
 )
 

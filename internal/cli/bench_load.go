@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/internal/loadtest"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 )
 
 func init() { registerBench(newBenchLoadCmd) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/internal/datadir"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 )
 
 func init() { register(newDataCmd) }

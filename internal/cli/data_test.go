@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 )
 
 func execCLI(t *testing.T, args ...string) (stdout string, err error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -212,7 +211,7 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 	}
 	if withHull && r.Stability != nil {
 		st := r.Stability
-		parts = append(parts, fmt.Sprintf("e_above_hull=%s eV/atom (%s energy)", num(st.EAboveHull), st.FormationEnergySource),
+		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
 	}
 	if len(r.Warnings) > 0 {
@@ -236,16 +235,16 @@ func propertyOrder(props map[string]oracle.Value) []string {
 // valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)" or
 // "efermi=-0.669±0.363 eV (cgcnn)".
 func valueText(name string, v oracle.Value) string {
-	s := name + "=" + num(v.Value)
+	s := fmt.Sprintf("%s=%.4g", name, v.Value)
 	if v.Uncertainty > 0 {
-		s += "±" + num(v.Uncertainty)
+		s += fmt.Sprintf("±%.4g", v.Uncertainty)
 	}
 	if v.Unit != "" {
 		s += " " + v.Unit
 	}
 	s += " (" + string(v.Source)
 	if v.Surrogate != nil {
-		s += "; cgcnn " + num(*v.Surrogate)
+		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
 	}
 	return s + ")"
 }
@@ -263,7 +262,7 @@ func decompositionText(d map[string]float64) string {
 	})
 	parts := make([]string, len(names))
 	for i, f := range names {
-		parts[i] = f + ":" + num(d[f])
+		parts[i] = fmt.Sprintf("%s:%.4g", f, d[f])
 	}
 	return strings.Join(parts, "+")
 }
@@ -275,6 +274,3 @@ func reasonsText(rs []oracle.Reason) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// num writes a value with four significant digits.
-func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }

@@ -251,7 +251,7 @@ func compactStructure(s *crystal.Structure) string {
 	b.WriteString(`{"formula":`)
 	b.WriteString(strconv.Quote(c.Formula))
 	fmt.Fprintf(&b, `,"lattice":{"a":%s,"b":%s,"c":%s,"alpha":%s,"beta":%s,"gamma":%s},"species":[`,
-		num(p.A, 4), num(p.B, 4), num(p.C, 4), num(p.Alpha, 3), num(p.Beta, 3), num(p.Gamma, 3))
+		rounded(p.A, 4), rounded(p.B, 4), rounded(p.C, 4), rounded(p.Alpha, 3), rounded(p.Beta, 3), rounded(p.Gamma, 3))
 	for i, sp := range c.Species {
 		if i > 0 {
 			b.WriteByte(',')
@@ -263,14 +263,14 @@ func compactStructure(s *crystal.Structure) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, "[%s,%s,%s]", num(x[0], 4), num(x[1], 4), num(x[2], 4))
+		fmt.Fprintf(&b, "[%s,%s,%s]", rounded(x[0], 4), rounded(x[1], 4), rounded(x[2], 4))
 	}
 	b.WriteString("]}")
 	return b.String()
 }
 
-// num rounds x to d decimals and writes it in its shortest form.
-func num(x float64, d int) string {
+// rounded rounds x to d decimals and writes it in its shortest form.
+func rounded(x float64, d int) string {
 	p := math.Pow(10, float64(d))
 	r := math.Round(x*p) / p
 	if r == 0 {

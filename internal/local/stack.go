@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crucible-sci/crucible/internal/bus"
-	"github.com/crucible-sci/crucible/internal/embed"
+	"github.com/crucible-sci/crucible/internal/embedded"
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/judge"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
@@ -56,8 +56,8 @@ type Stack struct {
 	Log   *zap.Logger
 
 	opts  Options
-	nats  *embed.NATS
-	redis *embed.Redis
+	nats  *embedded.NATS
+	redis *embedded.Redis
 
 	mu       sync.Mutex
 	services map[string]*running
@@ -88,7 +88,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	natsURL, redisURL := opts.NATSURL, opts.RedisURL
 	busOpts := bus.Options{Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log}
 	if natsURL == "" {
-		if s.nats, err = embed.StartNATS(opts.JetStreamDir); err != nil {
+		if s.nats, err = embedded.StartNATS(opts.JetStreamDir); err != nil {
 			return nil, err
 		}
 		// The services talk to the embedded server without a socket.
@@ -97,7 +97,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	busOpts.URL = natsURL
 	storeOpts := store.Options{URL: redisURL, Namespace: opts.Namespace}
 	if redisURL == "" {
-		if s.redis, err = embed.StartRedis(); err != nil {
+		if s.redis, err = embedded.StartRedis(); err != nil {
 			return nil, err
 		}
 		// As with NATS, the services reach the embedded server in-process.

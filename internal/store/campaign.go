@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -743,22 +744,13 @@ func (s *Store) FindsFrom(ctx context.Context, campaign string, n int) ([]Find, 
 	return out, nil
 }
 
-// CompositionStat is MADE's per-composition query statistics.
-type CompositionStat struct {
-	Formula    string
-	Queries    int
-	Stable     int
-	Hits       int
-	EMin, EMax *float64
-}
-
 // Compositions returns the per-composition statistics of a campaign.
-func (s *Store) Compositions(ctx context.Context, campaign string) (map[string]*CompositionStat, error) {
+func (s *Store) Compositions(ctx context.Context, campaign string) (map[string]*discovery.CompositionStat, error) {
 	m, err := s.rdb.HGetAll(ctx, s.compsKey(campaign)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: compositions of %s: %w", campaign, err)
 	}
-	out := map[string]*CompositionStat{}
+	out := map[string]*discovery.CompositionStat{}
 	for k, v := range m {
 		formula, field, ok := strings.Cut(k, "|")
 		if !ok {
@@ -766,7 +758,7 @@ func (s *Store) Compositions(ctx context.Context, campaign string) (map[string]*
 		}
 		c := out[formula]
 		if c == nil {
-			c = &CompositionStat{Formula: formula}
+			c = &discovery.CompositionStat{Formula: formula}
 			out[formula] = c
 		}
 		switch field {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflection"
 )
 
 // Memory banks are keyed by context (a task, or task × chemical system) and
@@ -18,32 +19,9 @@ import (
 // MaxReflectionsKept bounds a bank's reflection list.
 const MaxReflectionsKept = 50
 
-// Experience is one distilled lesson of a memory bank (SciMem App. E):
-// edited by add, modify, merge and delete operations.
-type Experience struct {
-	Key string `json:"key"`
-	// Text is the lesson in words.
-	Text string `json:"text"`
-	// Support counts the evaluations behind it.
-	Support int `json:"support"`
-	// Kind groups lessons ("composition", "element", "system").
-	Kind string `json:"kind"`
-	// Campaigns that contributed to it.
-	Campaigns []string `json:"campaigns,omitempty"`
-	// Evidence splits Support by campaign, so a later episode replaces its
-	// campaign's share instead of adding to it again.
-	Evidence map[string]int `json:"evidence,omitempty"`
-}
-
-// ExperienceOp is one edit of a bank's experiences.
-type ExperienceOp struct {
-	Delete     bool
-	Experience Experience
-}
-
 // ApplyReflection adds a reflection, its directives and experience edits to
 // a bank and removes the directives it revokes, once per reflection id.
-func (s *Store) ApplyReflection(ctx context.Context, bank, id string, r *messages.Reflection, revoke []messages.Directive, ops []ExperienceOp) (bool, error) {
+func (s *Store) ApplyReflection(ctx context.Context, bank, id string, r *messages.Reflection, revoke []messages.Directive, ops []reflection.ExperienceOp) (bool, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return false, err
@@ -90,14 +68,14 @@ func (s *Store) Directives(ctx context.Context, bank string) ([]messages.Directi
 }
 
 // Experiences returns a bank's experiences, ordered by key.
-func (s *Store) Experiences(ctx context.Context, bank string) ([]Experience, error) {
+func (s *Store) Experiences(ctx context.Context, bank string) ([]reflection.Experience, error) {
 	m, err := s.rdb.HGetAll(ctx, s.mk(bank, "experiences")).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: experiences of %s: %w", bank, err)
 	}
-	out := make([]Experience, 0, len(m))
+	out := make([]reflection.Experience, 0, len(m))
 	for _, v := range m {
-		var e Experience
+		var e reflection.Experience
 		if err := json.Unmarshal([]byte(v), &e); err == nil {
 			out = append(out, e)
 		}

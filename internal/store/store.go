@@ -34,7 +34,7 @@ type Options struct {
 	// server: every key starts with crucible:<namespace>:.
 	Namespace string
 	// Dial, when set, opens the connections instead of the network (an
-	// in-process server, embed.Redis.Dial); URL still names the server.
+	// in-process server, embedded.Redis.Dial); URL still names the server.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflection"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -310,7 +311,7 @@ func TestMemoryBank(t *testing.T) {
 	ctx := context.Background()
 	r := &messages.Reflection{Schema: messages.SchemaVersion, Campaign: "m1", Context: "task-x", Bullets: []string{"avoid NaCl3"},
 		Directives: []messages.Directive{{Kind: messages.DirectiveCapComposition, Formula: "NaCl3", Limit: 0, Reason: "never neutral"}}}
-	ops := []ExperienceOp{{Experience: Experience{Key: "comp:NaCl3", Text: "NaCl3 is never charge neutral", Support: 4, Kind: "composition"}}}
+	ops := []reflection.ExperienceOp{{Experience: reflection.Experience{Key: "comp:NaCl3", Text: "NaCl3 is never charge neutral", Support: 4, Kind: "composition"}}}
 	for i := 0; i < 2; i++ {
 		applied, err := s.ApplyReflection(ctx, "task-x", "m1/0", r, nil, ops)
 		if err != nil || applied != (i == 0) {
@@ -324,7 +325,7 @@ func TestMemoryBank(t *testing.T) {
 	}
 	r2 := *r
 	r2.Directives = nil
-	if _, err := s.ApplyReflection(ctx, "task-x", "m1/1", &r2, r.Directives, []ExperienceOp{{Delete: true, Experience: Experience{Key: "comp:NaCl3"}}}); err != nil {
+	if _, err := s.ApplyReflection(ctx, "task-x", "m1/1", &r2, r.Directives, []reflection.ExperienceOp{{Delete: true, Experience: reflection.Experience{Key: "comp:NaCl3"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if exps, _ = s.Experiences(ctx, "task-x"); len(exps) != 0 {

@@ -10,7 +10,7 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/embed"
+	"github.com/crucible-sci/crucible/internal/embedded"
 	"github.com/crucible-sci/crucible/internal/testenv"
 )
 
@@ -28,7 +28,7 @@ func NATS(t testing.TB) (url string, real bool) {
 	if u := testenv.NATSURL(); u != "" {
 		return u, true
 	}
-	n, err := embed.StartNATS(t.TempDir())
+	n, err := embedded.StartNATS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func Redis(t testing.TB) (url string, real bool) {
 	if u := testenv.RedisURL(); u != "" {
 		return u, true
 	}
-	r, err := embed.StartRedis()
+	r, err := embedded.StartRedis()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
 		case m.Missing:
 			problems = append(problems, m.Property+" has no value")
 		case !(m.Margin >= 0):
-			problems = append(problems, fmt.Sprintf("%s misses its bound (Φ = %s)", m.Property, num(m.Margin)))
+			problems = append(problems, fmt.Sprintf("%s misses its bound (Φ = %.4g)", m.Property, m.Margin))
 		}
 	}
 	for _, c := range t.Constraints {
@@ -112,7 +112,7 @@ func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
 	if len(problems) > 0 {
 		return fail(CheckConstraints, detail+" — "+strings.Join(problems, ", "), "constraints not met: "+strings.Join(problems, ", "))
 	}
-	return pass(CheckConstraints, fmt.Sprintf("all %d constraints met: %s (score S = %s)", len(ev.Margins), detail, num(ev.Score)),
+	return pass(CheckConstraints, fmt.Sprintf("all %d constraints met: %s (score S = %.4g)", len(ev.Margins), detail, ev.Score),
 		fmt.Sprintf("meets all %d constraints", len(ev.Margins)))
 }
 
@@ -129,7 +129,7 @@ func describeMargin(t *task.Task, ev *messages.Evaluation, m messages.Margin) st
 	if m.Missing {
 		return m.Property + ": no value against " + bound
 	}
-	return fmt.Sprintf("%s against %s: Φ = %s", valueText(m.Property, ev), bound, num(m.Margin))
+	return fmt.Sprintf("%s against %s: Φ = %.4g", valueText(m.Property, ev), bound, m.Margin)
 }
 
 // valueText writes "band_gap = 3.1 eV [cgcnn ± 0.388]".
@@ -138,7 +138,7 @@ func valueText(name string, ev *messages.Evaluation) string {
 	if !ok {
 		return name + ": no value"
 	}
-	s := name + " = " + num(pv.Value)
+	s := fmt.Sprintf("%s = %.4g", name, pv.Value)
 	if pv.Unit != "" {
 		s += " " + pv.Unit
 	}
@@ -147,7 +147,7 @@ func valueText(name string, ev *messages.Evaluation) string {
 		src = "unknown source"
 	}
 	if pv.Uncertainty > 0 {
-		src += " ± " + num(pv.Uncertainty)
+		src += fmt.Sprintf(" ± %.4g", pv.Uncertainty)
 	}
 	return s + " [" + src + "]"
 }
@@ -163,36 +163,36 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64)
 	phases := competingPhases(ev.Decomposition)
 	var hullText string
 	if ev.HullEnergy != nil {
-		hullText = fmt.Sprintf("; hull energy at its composition %s eV/atom", num(*ev.HullEnergy))
+		hullText = fmt.Sprintf("; hull energy at its composition %.4g eV/atom", *ev.HullEnergy)
 	}
 	src, sigma := energySource(ev)
 	switch {
 	case e > threshold:
 		return fail(CheckThermodynamics,
-			fmt.Sprintf("E_hull = %s eV/atom (%s) is above the stability threshold %s eV/atom: it would decompose into %s%s",
-				num(e), src, num(threshold), phases, hullText),
-			fmt.Sprintf("unstable: E_hull %s > %s eV/atom", num(e), num(threshold)))
+			fmt.Sprintf("E_hull = %.4g eV/atom (%s) is above the stability threshold %.4g eV/atom: it would decompose into %s%s",
+				e, src, threshold, phases, hullText),
+			fmt.Sprintf("unstable: E_hull %.4g > %.4g eV/atom", e, threshold))
 	case e < -suspicious:
 		why := ""
 		if sigma > 0 {
-			why = fmt.Sprintf(", %s × the formation-energy MAE of %s eV/atom", num(-e/sigma), num(sigma))
+			why = fmt.Sprintf(", %.4g × the formation-energy MAE of %.4g eV/atom", -e/sigma, sigma)
 		}
 		return fail(CheckThermodynamics,
-			fmt.Sprintf("E_hull = %s eV/atom (%s) lies %s eV/atom below the hull of %s%s: more than %s eV/atom below the known ground states%s, more likely a surrogate error than a new ground state",
-				num(e), src, num(-e), phases, hullText, num(suspicious), why),
-			fmt.Sprintf("suspiciously far below the hull: E_hull %s < -%s eV/atom", num(e), num(suspicious)))
+			fmt.Sprintf("E_hull = %.4g eV/atom (%s) lies %.4g eV/atom below the hull of %s%s: more than %.4g eV/atom below the known ground states%s, more likely a surrogate error than a new ground state",
+				e, src, -e, phases, hullText, suspicious, why),
+			fmt.Sprintf("suspiciously far below the hull: E_hull %.4g < -%.4g eV/atom", e, suspicious))
 	}
 	var where string
 	if e < 0 {
-		where = fmt.Sprintf("%s eV/atom below the hull of the known phases %s: a candidate new ground state", num(-e), phases)
+		where = fmt.Sprintf("%.4g eV/atom below the hull of the known phases %s: a candidate new ground state", -e, phases)
 	} else {
-		where = fmt.Sprintf("≤ the stability threshold %s eV/atom; competing phases %s", num(threshold), phases)
+		where = fmt.Sprintf("≤ the stability threshold %.4g eV/atom; competing phases %s", threshold, phases)
 	}
-	detail := fmt.Sprintf("E_hull = %s eV/atom (%s), %s%s", num(e), src, where, hullText)
+	detail := fmt.Sprintf("E_hull = %.4g eV/atom (%s), %s%s", e, src, where, hullText)
 	if sigma > 0 {
-		detail += fmt.Sprintf("; the threshold is %s formation-energy MAEs (%s eV/atom) away", num((threshold-e)/sigma), num(sigma))
+		detail += fmt.Sprintf("; the threshold is %.4g formation-energy MAEs (%.4g eV/atom) away", (threshold-e)/sigma, sigma)
 	}
-	return pass(CheckThermodynamics, detail, fmt.Sprintf("E_hull %s eV/atom ≤ %s", num(e), num(threshold)))
+	return pass(CheckThermodynamics, detail, fmt.Sprintf("E_hull %.4g eV/atom ≤ %.4g", e, threshold))
 }
 
 // energySource says where the energy above hull comes from and returns
@@ -203,7 +203,7 @@ func energySource(ev *messages.Evaluation) (string, float64) {
 		return "hull", 0
 	}
 	if fe.Uncertainty > 0 && !math.IsInf(fe.Uncertainty, 0) {
-		return "hull of a " + fe.Source + " formation energy ± " + num(fe.Uncertainty) + " eV/atom", fe.Uncertainty
+		return fmt.Sprintf("hull of a %s formation energy ± %.4g eV/atom", fe.Source, fe.Uncertainty), fe.Uncertainty
 	}
 	return "hull of a " + fe.Source + " formation energy", 0
 }
@@ -231,7 +231,7 @@ func competingPhases(d map[string]float64) string {
 			parts = append(parts, fmt.Sprintf("%d more", len(names)-shown))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", n, num(d[n])))
+		parts = append(parts, fmt.Sprintf("%s (%.4g)", n, d[n]))
 	}
 	return strings.Join(parts, " + ")
 }
@@ -307,14 +307,14 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 			unit = " " + pv.Unit
 		}
 		sigma := uncertainty(c.Property, pv, ev)
-		head := fmt.Sprintf("%s = %s%s [%s]", c.Property, num(pv.Value), unit, pv.Source)
+		head := fmt.Sprintf("%s = %.4g%s [%s]", c.Property, pv.Value, unit, pv.Source)
 		switch {
 		case math.IsNaN(d):
 			items = append(items, head+": constraint of unknown kind "+strconv.Quote(string(c.Kind)))
 			weak = append(weak, c.Property+" has a constraint of unknown kind")
 		case sigma == 0 && exactSource(pv.Source):
 			ok := d >= 0
-			items = append(items, fmt.Sprintf("%s, exact, %s%s from its bound (%s)", head, num(d), unit, c.String()))
+			items = append(items, fmt.Sprintf("%s, exact, %.4g%s from its bound (%s)", head, d, unit, c.String()))
 			if !ok {
 				weak = append(weak, c.Property+" misses its bound")
 			}
@@ -329,10 +329,10 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 			if !ok {
 				cmp = "<"
 			}
-			items = append(items, fmt.Sprintf("%s ± %s: %s%s from its bound (%s) = %sσ %s %sσ",
-				head, num(sigma), num(d), unit, c.String(), num(ratio), cmp, num(k)))
+			items = append(items, fmt.Sprintf("%s ± %.4g: %.4g%s from its bound (%s) = %.4gσ %s %.4gσ",
+				head, sigma, d, unit, c.String(), ratio, cmp, k))
 			if !ok {
-				weak = append(weak, fmt.Sprintf("%s within surrogate error (%sσ < %sσ)", c.Property, num(ratio), num(k)))
+				weak = append(weak, fmt.Sprintf("%s within surrogate error (%.4gσ < %.4gσ)", c.Property, ratio, k))
 			}
 		}
 	}
@@ -342,7 +342,7 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 	}
 	summary := "every constrained property exact"
 	if !math.IsInf(minRatio, 1) {
-		summary = fmt.Sprintf("surrogate margins ≥ %sσ (smallest %sσ)", num(k), num(minRatio))
+		summary = fmt.Sprintf("surrogate margins ≥ %.4gσ (smallest %.4gσ)", k, minRatio)
 	}
 	return pass(CheckConfidence, detail, summary)
 }
@@ -359,8 +359,3 @@ func checkNovelty(ev *messages.Evaluation) outcome {
 	}
 	return pass(CheckNovelty, f+" is not in the reference data and no earlier candidate of the campaign had the same formula and structure", "new")
 }
-
-// num writes x with up to four significant digits.
-func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
-
-func itoa(n int) string { return strconv.Itoa(n) }

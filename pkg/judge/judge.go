@@ -13,6 +13,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -199,6 +200,6 @@ func report(spec *messages.CampaignSpec, ev *messages.Evaluation, formula string
 	if accepted {
 		verdict = "ACCEPTED"
 	}
-	b.WriteString("Verdict: " + verdict + " (" + itoa(passed) + " of " + itoa(len(outcomes)) + " checks passed).")
+	fmt.Fprintf(&b, "Verdict: %s (%d of %d checks passed).", verdict, passed, len(outcomes))
 	return b.String()
 }

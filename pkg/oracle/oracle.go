@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/reference"
 )

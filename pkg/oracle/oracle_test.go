@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
-	"github.com/crucible-sci/crucible/internal/datadir"
 	"github.com/crucible-sci/crucible/internal/testenv"
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )

@@ -17,8 +17,8 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
-	"github.com/crucible-sci/crucible/pkg/reflect"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -126,8 +126,8 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	if err != nil {
 		return nil, nil, err
 	}
-	sum.AUDC = reflect.AUDC(curve, spec.Budget)
-	sum.SDE = reflect.SDE(len(curve), spec.Budget)
+	sum.AUDC = discovery.AUDC(curve, spec.Budget)
+	sum.SDE = discovery.SDE(len(curve), spec.Budget)
 	tokens := float64(st.Counters.PromptTokens + st.Counters.CompletionTokens)
 	if tokens > 0 && st.Counters.Hits > 0 {
 		sum.TokensPerHit = tokens / float64(st.Counters.Hits)

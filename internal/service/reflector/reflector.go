@@ -20,8 +20,9 @@ import (
 	"github.com/crucible-sci/crucible/internal/service/control"
 	"github.com/crucible-sci/crucible/internal/service/specs"
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
-	"github.com/crucible-sci/crucible/pkg/reflect"
+	"github.com/crucible-sci/crucible/pkg/reflection"
 )
 
 // Config tunes the reflector.
@@ -243,29 +244,27 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 	if err != nil {
 		return err
 	}
-	in := reflect.Input{
+	in := reflection.Input{
 		Campaign: spec.ID, Context: spec.MemoryContext, Episode: episode, Task: spec.Task,
 		StabilityThreshold: spec.StabilityThreshold, Counters: st.Counters,
 		EpisodeEvaluated: spec.EpisodeBudget(episode), Directives: dirs,
 	}
 	for _, c := range comps {
-		in.Compositions = append(in.Compositions, reflect.CompositionStat{Formula: c.Formula, Queries: c.Queries, Stable: c.Stable, Hits: c.Hits, EMin: c.EMin, EMax: c.EMax})
+		in.Compositions = append(in.Compositions, *c)
 	}
 	sort.Slice(in.Compositions, func(i, j int) bool { return in.Compositions[i].Formula < in.Compositions[j].Formula })
-	for _, e := range exps {
-		in.Existing = append(in.Existing, reflect.Experience{Key: e.Key, Text: e.Text, Kind: e.Kind, Support: e.Support, Campaigns: e.Campaigns, Evidence: e.Evidence})
-	}
+	in.Existing = exps
 	if episode > 0 {
 		if prev, err := s.store.EpisodeStats(ctx, spec.ID, episode-1); err != nil {
 			return err
 		} else if prev != nil {
-			var p reflect.EpisodeStats
+			var p discovery.EpisodeStats
 			if json.Unmarshal(prev, &p) == nil {
 				in.Previous = &p
 			}
 		}
 	}
-	out := reflect.Reflect(in)
+	out := reflection.Reflect(in)
 	stats, err := json.Marshal(out.Stats)
 	if err != nil {
 		return err
@@ -277,12 +276,7 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 		Schema: messages.SchemaVersion, Campaign: spec.ID, Context: spec.MemoryContext, Episode: episode,
 		Bullets: out.Bullets, Directives: out.Directives, At: time.Now().UTC(),
 	}
-	ops := make([]store.ExperienceOp, len(out.Ops))
-	for i, op := range out.Ops {
-		e := op.Experience
-		ops[i] = store.ExperienceOp{Delete: op.Delete, Experience: store.Experience{Key: e.Key, Text: e.Text, Kind: e.Kind, Support: e.Support, Campaigns: e.Campaigns, Evidence: e.Evidence}}
-	}
-	if _, err := s.store.ApplyReflection(ctx, spec.MemoryContext, r.MsgID(), r, out.Revoke, ops); err != nil {
+	if _, err := s.store.ApplyReflection(ctx, spec.MemoryContext, r.MsgID(), r, out.Revoke, out.Ops); err != nil {
 		return err
 	}
 	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectReflections, spec.ID), r); err != nil {

@@ -1,4 +1,4 @@
-package reflect
+package reflection
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -34,7 +35,7 @@ func TestMemoryEdits(t *testing.T) {
 	productive := "ZnO (O-Zn): 2 hits and 1 stable of 4 queries. Productive: explore its neighbours (isovalent substitutions, nearby stoichiometries) rather than repeat it."
 	tests := []struct {
 		name     string
-		comps    []CompositionStat
+		comps    []discovery.CompositionStat
 		bank     []messages.Directive
 		existing []Experience
 		opt      Options
@@ -43,44 +44,44 @@ func TestMemoryEdits(t *testing.T) {
 	}{
 		{
 			name:  "add: a composition with hits",
-			comps: []CompositionStat{stat("ZnO", 4, 1, 2)},
+			comps: []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
 			want:  []opSummary{{EditAdd, "comp:ZnO", 4, "c1"}},
 			text:  map[string]string{"comp:ZnO": productive},
 		},
 		{
 			name:  "add: a capped composition",
-			comps: []CompositionStat{stat("NaCl3", 5, 0, 0, 0.41, 1.2)},
+			comps: []discovery.CompositionStat{stat("NaCl3", 5, 0, 0, 0.41, 1.2)},
 			want:  []opSummary{{EditAdd, "comp:NaCl3", 5, "c1"}},
 			text:  map[string]string{"comp:NaCl3": "NaCl3 (Cl-Na): 5 queries, none feasible or stable (E_hull 0.41 to 1.2 eV/atom). Unproductive: capped at 5 queries."},
 		},
 		{
 			name:  "nothing to learn from a single failed query",
-			comps: []CompositionStat{stat("NaCl3", 1, 0, 0)},
+			comps: []discovery.CompositionStat{stat("NaCl3", 1, 0, 0)},
 			want:  []opSummary{},
 		},
 		{
 			name:     "unchanged evidence: no edit",
-			comps:    []CompositionStat{stat("ZnO", 4, 1, 2)},
+			comps:    []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
 			existing: []Experience{lesson("comp:ZnO", KindComposition, productive, 4, "c1")},
 			want:     []opSummary{},
 		},
 		{
 			name:     "modify: more evidence from the same campaign",
-			comps:    []CompositionStat{stat("ZnO", 6, 1, 3)},
+			comps:    []discovery.CompositionStat{stat("ZnO", 6, 1, 3)},
 			existing: []Experience{lesson("comp:ZnO", KindComposition, productive, 4, "c1")},
 			want:     []opSummary{{EditModify, "comp:ZnO", 6, "c1"}},
 			text:     map[string]string{"comp:ZnO": "3 hits and 1 stable of 6 queries"},
 		},
 		{
 			name:     "modify: evidence of another campaign adds up and is kept",
-			comps:    []CompositionStat{stat("ZnO", 4, 1, 2)},
+			comps:    []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
 			existing: []Experience{lesson("comp:ZnO", KindComposition, "ZnO (O-Zn): 1 hit and 0 stable of 5 queries.", 5, "c0")},
 			want:     []opSummary{{EditModify, "comp:ZnO", 9, "c0,c1"}},
 			text:     map[string]string{"comp:ZnO": "rather than repeat it. Earlier: ZnO (O-Zn): 1 hit and 0 stable of 5 queries."},
 		},
 		{
 			name:  "merge: three composition lessons of one system",
-			comps: []CompositionStat{stat("Li3PO4", 3, 1, 1), stat("Li4P2O7", 2, 0, 1), stat("LiPO3", 4, 1, 2), stat("Li2O", 1, 0, 0)},
+			comps: []discovery.CompositionStat{stat("Li3PO4", 3, 1, 1), stat("Li4P2O7", 2, 0, 1), stat("LiPO3", 4, 1, 2), stat("Li2O", 1, 0, 0)},
 			// Support: every query of the campaign in Li-O-P (3 + 2 + 4);
 			// Li2O is another system.
 			want: []opSummary{{EditMerge, "sys:Li-O-P", 9, "c1"}},
@@ -88,7 +89,7 @@ func TestMemoryEdits(t *testing.T) {
 		},
 		{
 			name:  "merge: lessons of the bank are deleted",
-			comps: []CompositionStat{stat("Li3PO4", 3, 1, 1)},
+			comps: []discovery.CompositionStat{stat("Li3PO4", 3, 1, 1)},
 			existing: []Experience{
 				lesson("comp:Li4P2O7", KindComposition, "Li4P2O7 (Li-O-P): 1 hit and 1 stable of 2 queries. Productive.", 2, "c0"),
 				lesson("comp:LiPO3", KindComposition, "LiPO3 (Li-O-P): 6 queries, none feasible or stable. Unproductive: capped at 6 queries.", 6, "c0"),
@@ -102,21 +103,21 @@ func TestMemoryEdits(t *testing.T) {
 		},
 		{
 			name:     "prefer merge over add: into the system's lesson",
-			comps:    []CompositionStat{stat("Li3PO4", 3, 1, 1)},
+			comps:    []discovery.CompositionStat{stat("Li3PO4", 3, 1, 1)},
 			existing: []Experience{lesson("sys:Li-O-P", KindSystem, "Li-O-P: 4 compositions, 10 queries, 2 hits, 1 stable in campaign c0.", 10, "c0")},
 			want:     []opSummary{{EditMerge, "sys:Li-O-P", 13, "c0,c1"}},
 			text:     map[string]string{"sys:Li-O-P": "Earlier: Li-O-P: 4 compositions, 10 queries, 2 hits, 1 stable in campaign c0."},
 		},
 		{
 			name:     "option: merge at four",
-			comps:    []CompositionStat{stat("Li3PO4", 3, 1, 1), stat("Li4P2O7", 2, 0, 1), stat("LiPO3", 4, 1, 2)},
+			comps:    []discovery.CompositionStat{stat("Li3PO4", 3, 1, 1), stat("Li4P2O7", 2, 0, 1), stat("LiPO3", 4, 1, 2)},
 			opt:      Options{MergeAt: 4},
 			want:     []opSummary{{EditAdd, "comp:Li3PO4", 3, "c1"}, {EditAdd, "comp:Li4P2O7", 2, "c1"}, {EditAdd, "comp:LiPO3", 4, "c1"}},
 			existing: nil,
 		},
 		{
 			name:     "delete: a capped composition that now has hits",
-			comps:    []CompositionStat{stat("NaCl", 4, 1, 1)},
+			comps:    []discovery.CompositionStat{stat("NaCl", 4, 1, 1)},
 			bank:     []messages.Directive{capOf("NaCl", 3)},
 			existing: []Experience{lesson("comp:NaCl", KindComposition, "NaCl (Cl-Na): 3 queries, none feasible or stable. Unproductive: capped at 3 queries.", 3, "c0")},
 			// The wrong lesson goes, with its support; the new one starts
@@ -126,20 +127,20 @@ func TestMemoryEdits(t *testing.T) {
 		},
 		{
 			name:     "delete: an excluded element in a success",
-			comps:    []CompositionStat{stat("TlF", 1, 1, 0)},
+			comps:    []discovery.CompositionStat{stat("TlF", 1, 1, 0)},
 			bank:     []messages.Directive{excludeOf("Tl")},
 			existing: []Experience{lesson("elem:Tl", KindElement, "Tl: excluded.", 8, "c0")},
 			want:     []opSummary{{EditDelete, "elem:Tl", 0, ""}},
 		},
 		{
 			name:  "add: element lessons of an exclusion",
-			comps: []CompositionStat{lif, stat("TlCl3", 5, 0, 0), stat("TlBr", 3, 0, 0)},
+			comps: []discovery.CompositionStat{lif, stat("TlCl3", 5, 0, 0), stat("TlBr", 3, 0, 0)},
 			want:  []opSummary{{EditAdd, "comp:LiF", 2, "c1"}, {EditAdd, "elem:Tl", 8, "c1"}},
 			text:  map[string]string{"elem:Tl": "Tl: 8 queries over 2 compositions (TlBr, TlCl3), none feasible or stable while other compositions succeeded. Excluded."},
 		},
 		{
 			name: "bound: the least supported lesson goes",
-			comps: []CompositionStat{
+			comps: []discovery.CompositionStat{
 				stat("ZnO", 4, 1, 2),
 			},
 			existing: []Experience{
@@ -152,7 +153,7 @@ func TestMemoryEdits(t *testing.T) {
 		},
 		{
 			name:  "bound: a new lesson below the others is not added",
-			comps: []CompositionStat{stat("ZnO", 4, 1, 2)},
+			comps: []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
 			existing: []Experience{
 				lesson("comp:GaN", KindComposition, "GaN", 9, "c0"),
 				lesson("comp:BN", KindComposition, "BN", 5, "c0"),
@@ -225,7 +226,7 @@ func TestMemoryAcrossEpisodes(t *testing.T) {
 }
 
 func testMemoryAcrossEpisodes(t *testing.T, keep bool, wantZnO int, wantZnOText string) {
-	episodes := [][]CompositionStat{
+	episodes := [][]discovery.CompositionStat{
 		{stat("ZnO", 2, 1, 1), stat("NaCl3", 3, 0, 0)},
 		{stat("ZnO", 5, 2, 3), stat("NaCl3", 3, 0, 0), stat("ZnS", 2, 0, 1)},
 		{stat("ZnO", 6, 2, 3), stat("NaCl3", 3, 0, 0), stat("ZnS", 4, 1, 2), stat("ZnSe", 1, 0, 1)},

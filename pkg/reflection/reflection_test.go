@@ -1,4 +1,4 @@
-package reflect
+package reflection
 
 import (
 	"encoding/json"
@@ -11,13 +11,14 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
-// stat is a CompositionStat; e gives EMin and EMax when present.
-func stat(formula string, queries, stable, hits int, e ...float64) CompositionStat {
-	s := CompositionStat{Formula: formula, Queries: queries, Stable: stable, Hits: hits}
+// stat is a discovery.CompositionStat; e gives EMin and EMax when present.
+func stat(formula string, queries, stable, hits int, e ...float64) discovery.CompositionStat {
+	s := discovery.CompositionStat{Formula: formula, Queries: queries, Stable: stable, Hits: hits}
 	if len(e) > 0 {
 		s.EMin = &e[0]
 		s.EMax = &e[len(e)-1]
@@ -31,7 +32,7 @@ func bandGapTask() task.Task {
 
 // input is a campaign "c1" of a band-gap task whose counters agree with the
 // compositions.
-func input(comps ...CompositionStat) Input {
+func input(comps ...discovery.CompositionStat) Input {
 	in := Input{Campaign: "c1", Context: "task-wide-gaps", Episode: 1, Task: bandGapTask(), StabilityThreshold: 0.1, Compositions: comps}
 	for _, c := range comps {
 		in.Counters.Evaluated += c.Queries
@@ -206,7 +207,7 @@ func TestReflectNeverContradictsSuccess(t *testing.T) {
 	tk.Elements = task.ElementRules{MustContainOneOf: []string{"Li", "Na"}, MustContainAll: []string{"O"}}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := 0; trial < 300; trial++ {
-		var comps []CompositionStat
+		var comps []discovery.CompositionStat
 		for _, f := range formulas {
 			if rng.IntN(3) == 0 {
 				continue
@@ -264,13 +265,13 @@ func TestReflectNeverContradictsSuccess(t *testing.T) {
 func TestReflectCleansBadInput(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	in := input(
-		CompositionStat{Formula: "NaCl3", Queries: 2, EMin: &nan, EMax: &inf},
-		CompositionStat{Formula: "NaCl3", Queries: 2},           // a duplicate: summed
-		CompositionStat{Formula: "Xx2O", Queries: 5},            // not a formula: capped all the same
-		CompositionStat{Formula: "", Queries: 9},                // ignored
-		CompositionStat{Formula: "KBr", Queries: -4, Hits: 3},   // negative queries: ignored
-		CompositionStat{Formula: "ZnO", Queries: 3, Hits: 7},    // hits capped at the queries
-		CompositionStat{Formula: "MgO", Queries: 1, Stable: -2}, // negative stable: 0
+		discovery.CompositionStat{Formula: "NaCl3", Queries: 2, EMin: &nan, EMax: &inf},
+		discovery.CompositionStat{Formula: "NaCl3", Queries: 2},           // a duplicate: summed
+		discovery.CompositionStat{Formula: "Xx2O", Queries: 5},            // not a formula: capped all the same
+		discovery.CompositionStat{Formula: "", Queries: 9},                // ignored
+		discovery.CompositionStat{Formula: "KBr", Queries: -4, Hits: 3},   // negative queries: ignored
+		discovery.CompositionStat{Formula: "ZnO", Queries: 3, Hits: 7},    // hits capped at the queries
+		discovery.CompositionStat{Formula: "MgO", Queries: 1, Stable: -2}, // negative stable: 0
 	)
 	in.Directives = []messages.Directive{{Kind: messages.DirectiveCapComposition}, {Kind: "teleport"}}
 	in.Existing = []Experience{{Key: ""}, {Key: "comp:ZnO", Text: "old", Kind: KindComposition, Support: -3}}

@@ -1,11 +1,14 @@
-package reflect
+package reflection
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -38,10 +41,10 @@ type bullet struct {
 // actionability constraint) — and reading the metrics as App. A's
 // guardrails say: an E_hull below 0 is below the known hull, not an error;
 // novelty is not stability; a known material is no discovery.
-func (r *reflection) bullets(s EpisodeStats) []string {
+func (r *reflection) bullets(s discovery.EpisodeStats) []string {
 	var bs []bullet
 	add := func(prio int, text string) { bs = append(bs, bullet{prio, text}) }
-	thr := num(r.threshold())
+	thr := strconv.FormatFloat(r.threshold(), 'g', 3, 64)
 
 	if s.EpisodeEvaluated == 0 {
 		c := r.in.Counters
@@ -64,10 +67,10 @@ func (r *reflection) bullets(s EpisodeStats) []string {
 	if s.Hits > 0 && s.StableHits == 0 {
 		add(41, r.unstableHitsBullet(s, thr))
 	}
-	if s.Evaluated >= minEvidence && 1-ratio(s.Valid, s.Evaluated) >= invalidShare {
+	if s.Evaluated >= minEvidence && 1-discovery.Rate(s.Valid, s.Evaluated) >= invalidShare {
 		bad := s.Evaluated - s.Valid
 		add(42, fmt.Sprintf("%d of %d evaluated candidates (%s) were invalid structures (atoms too close, or no charge-balanced oxidation states), wasted queries: propose charge-balanced formulas with common oxidation states and physical interatomic distances.",
-			bad, s.Evaluated, pct(ratio(bad, s.Evaluated))))
+			bad, s.Evaluated, pct(discovery.Rate(bad, s.Evaluated))))
 	}
 	if s.Evaluated >= minEvidence && s.Known >= 2 && s.MemorizationRate >= knownShare {
 		add(43, fmt.Sprintf("%d of %d evaluated candidates (%s) restate materials of the reference data, which are no discovery: substitute elements in, or change the stoichiometry of, known formulas instead of repeating them.",
@@ -79,7 +82,7 @@ func (r *reflection) bullets(s EpisodeStats) []string {
 	if t := r.breadthBullet(s); t != "" {
 		add(60, t)
 	}
-	if s.Novel >= minEvidence && ratio(s.Stable, s.Novel) < noveltyRatio {
+	if s.Novel >= minEvidence && discovery.Rate(s.Stable, s.Novel) < noveltyRatio {
 		add(70, fmt.Sprintf("%d novel candidates but only %d stable: novelty is not success. A discovery needs every constraint met and E_hull ≤ %s eV/atom; prefer modifications of stable compositions over exotic new ones.",
 			s.Novel, s.Stable, thr))
 	}
@@ -105,7 +108,7 @@ func (r *reflection) bullets(s EpisodeStats) []string {
 
 // fallbackBullets are always true and actionable; they complete a
 // reflection with too little evidence for more.
-func (r *reflection) fallbackBullets(s EpisodeStats, thr string) []string {
+func (r *reflection) fallbackBullets(s discovery.EpisodeStats, thr string) []string {
 	return []string{
 		fmt.Sprintf("Stop-loss: give a composition at most %d queries without a hit or a stable candidate (the proposer then caps it) and move on to untried compositions.", r.opt.CapAfter),
 		fmt.Sprintf("Aim every query at a stable hit — every constraint met and E_hull ≤ %s eV/atom, not in the reference data (%d of %d evaluated so far): favour compositions whose neighbours came close on both.", thr, s.StableHits, s.Evaluated),
@@ -199,7 +202,7 @@ func (r *reflection) stopBullet() string {
 	return b.String()
 }
 
-func (r *reflection) noHitsBullet(s EpisodeStats) string {
+func (r *reflection) noHitsBullet(s discovery.EpisodeStats) string {
 	var cs []string
 	for _, c := range r.in.Task.Constraints {
 		cs = append(cs, c.String())
@@ -258,7 +261,7 @@ func propertyHint(c task.Constraint) string {
 	return ""
 }
 
-func (r *reflection) unstableHitsBullet(s EpisodeStats, thr string) string {
+func (r *reflection) unstableHitsBullet(s discovery.EpisodeStats, thr string) string {
 	var near []*comp
 	for _, c := range r.comps {
 		if c.Hits > 0 && c.EMin != nil {
@@ -275,7 +278,7 @@ func (r *reflection) unstableHitsBullet(s EpisodeStats, thr string) string {
 	if len(near) > 0 {
 		var items []string
 		for _, c := range near[:min(len(near), 2)] {
-			items = append(items, fmt.Sprintf("%s at %s", c.Formula, num(*c.EMin)))
+			items = append(items, fmt.Sprintf("%s at %.3g", c.Formula, *c.EMin))
 		}
 		closest = " (closest: " + strings.Join(items, ", ") + " eV/atom)"
 	}
@@ -305,25 +308,25 @@ func (r *reflection) belowHullBullet() string {
 	})
 	lowest := below[0]
 	if *lowest.EMin < -r.opt.SuspiciousBelowHull {
-		return fmt.Sprintf("E_hull below 0 means below the known hull, not an error; but %s at %s eV/atom lies more than %s eV/atom below, several surrogate errors — more likely a surrogate error than a new ground state: do not build on it until it is confirmed.",
-			lowest.Formula, num(*lowest.EMin), num(r.opt.SuspiciousBelowHull))
+		return fmt.Sprintf("E_hull below 0 means below the known hull, not an error; but %s at %.3g eV/atom lies more than %.3g eV/atom below, several surrogate errors — more likely a surrogate error than a new ground state: do not build on it until it is confirmed.",
+			lowest.Formula, *lowest.EMin, r.opt.SuspiciousBelowHull)
 	}
 	var items []string
 	for _, c := range below[:min(len(below), 3)] {
-		items = append(items, fmt.Sprintf("%s (%s)", c.Formula, num(*c.EMin)))
+		items = append(items, fmt.Sprintf("%s (%.3g)", c.Formula, *c.EMin))
 	}
 	return fmt.Sprintf("%s reached E_hull below 0 eV/atom: below the known hull, a potential new ground state, not an error — explore their nearby stoichiometries.",
 		strings.Join(items, ", "))
 }
 
-func (r *reflection) breadthBullet(s EpisodeStats) string {
+func (r *reflection) breadthBullet(s discovery.EpisodeStats) string {
 	if s.Queries == 0 {
 		return ""
 	}
 	top := ""
 	if s.TopShare >= 0.2 {
 		for _, c := range r.comps {
-			if ratio(c.Queries, s.Queries) == s.TopShare {
+			if discovery.Rate(c.Queries, s.Queries) == s.TopShare {
 				top = fmt.Sprintf("; %s alone took %s of them", c.Formula, pct(s.TopShare))
 				break
 			}
@@ -331,12 +334,12 @@ func (r *reflection) breadthBullet(s EpisodeStats) string {
 	}
 	act := fmt.Sprintf("keep each composition to at most %d queries and spend at least half of the next episode on compositions not tried yet", r.opt.CapAfter)
 	if p := r.in.Previous; p != nil && p.Queries > 0 && s.Breadth < p.Breadth-breadthDrop {
-		return fmt.Sprintf("Breadth fell from %s to %s unique compositions per query (%s over %s%s): %s.",
-			num(p.Breadth), num(s.Breadth), plural(s.UniqueCompositions, "composition"), plural(s.Queries, "query"), top, act)
+		return fmt.Sprintf("Breadth fell from %.3g to %.3g unique compositions per query (%s over %s%s): %s.",
+			p.Breadth, s.Breadth, plural(s.UniqueCompositions, "composition"), plural(s.Queries, "query"), top, act)
 	}
 	if s.Queries >= minEvidence && s.Breadth < breadthLow {
-		return fmt.Sprintf("Only %s over %s (%s per query%s): %s.",
-			plural(s.UniqueCompositions, "composition"), plural(s.Queries, "query"), num(s.Breadth), top, act)
+		return fmt.Sprintf("Only %s over %s (%.3g per query%s): %s.",
+			plural(s.UniqueCompositions, "composition"), plural(s.Queries, "query"), s.Breadth, top, act)
 	}
 	return ""
 }
@@ -347,4 +350,19 @@ func wasWere(n int) string {
 		return "1 was"
 	}
 	return fmt.Sprintf("%d were", n)
+}
+
+// pct writes a fraction as a whole percentage.
+func pct(x float64) string { return strconv.Itoa(int(math.Round(100*x))) + "%" }
+
+// plural writes "1 query", "3 queries".
+func plural(n int, noun string) string {
+	s := strconv.Itoa(n) + " "
+	switch {
+	case n == 1:
+		return s + noun
+	case noun == "query":
+		return s + "queries"
+	}
+	return s + noun + "s"
 }

@@ -1,4 +1,4 @@
-package reflect
+package reflection
 
 import (
 	"fmt"
@@ -376,9 +376,9 @@ func energyRange(c *comp) string {
 	case c.EMin == nil:
 		return ""
 	case c.EMax == nil || *c.EMax == *c.EMin:
-		return fmt.Sprintf(" (E_hull %s eV/atom)", num(*c.EMin))
+		return fmt.Sprintf(" (E_hull %.3g eV/atom)", *c.EMin)
 	}
-	return fmt.Sprintf(" (E_hull %s to %s eV/atom)", num(*c.EMin), num(*c.EMax))
+	return fmt.Sprintf(" (E_hull %.3g to %.3g eV/atom)", *c.EMin, *c.EMax)
 }
 
 // outcome writes "2 hits and 1 stable of 4 queries".

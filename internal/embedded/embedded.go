@@ -1,8 +1,8 @@
-// Package embed starts in-process servers for local mode and tests: a NATS
+// Package embedded starts in-process servers for local mode and tests: a NATS
 // server with JetStream on disk and a Redis-protocol server, each on a
 // random loopback port (for other processes); in-process clients can skip
 // the socket (NATS.Server for NATS, Redis.Dial for Redis).
-package embed
+package embedded
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package reflect is what Crucible's reflector learns after each episode
+// Package reflection is what Crucible's reflector learns after each episode
 // of a campaign (MADE + Reflexion §4.1–4.2): concise, actionable bullets
 // for the proposer's prompt, machine-enforced directives for the
 // environment, and edits of the context's memory bank.
@@ -21,29 +21,17 @@
 // operations, merging preferred over adding, and the bank kept small.
 // Reflect returns the operations, not the new bank; the caller applies
 // them to its store.
-package reflect
+package reflection
 
 import (
 	"math"
 	"sort"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
-
-// CompositionStat is what the campaign learned about one reduced formula
-// so far (MADE §4.2: per-composition query count, stability and energy
-// range). EMin and EMax bound the energies above hull (eV/atom) of its
-// evaluated candidates; nil when none had one.
-type CompositionStat struct {
-	Formula string   `json:"formula"`
-	Queries int      `json:"queries"`
-	Stable  int      `json:"stable"`
-	Hits    int      `json:"hits"`
-	EMin    *float64 `json:"e_min,omitempty"`
-	EMax    *float64 `json:"e_max,omitempty"`
-}
 
 // Experience is one lesson of a memory bank, as the store keeps it.
 type Experience struct {
@@ -89,7 +77,7 @@ type Input struct {
 	// EpisodeEvaluated counts the evaluations of the episode just ended.
 	EpisodeEvaluated int `json:"episode_evaluated"`
 	// Compositions are the campaign's per-composition statistics so far.
-	Compositions []CompositionStat `json:"compositions"`
+	Compositions []discovery.CompositionStat `json:"compositions"`
 	// Existing are the bank's experiences, from earlier episodes and
 	// campaigns of the same context.
 	Existing []Experience `json:"existing,omitempty"`
@@ -97,7 +85,7 @@ type Input struct {
 	Directives []messages.Directive `json:"directives,omitempty"`
 	// Previous are the statistics of the previous reflection of the
 	// campaign, if any: breadth is judged against them.
-	Previous *EpisodeStats `json:"previous,omitempty"`
+	Previous *discovery.EpisodeStats `json:"previous,omitempty"`
 	// Options tune the rules; the zero value is the default.
 	Options Options `json:"options,omitzero"`
 }
@@ -116,7 +104,7 @@ type Output struct {
 	Revoke []messages.Directive
 	// Ops edit the bank's experiences, deletes before puts.
 	Ops   []ExperienceOp
-	Stats EpisodeStats
+	Stats discovery.EpisodeStats
 }
 
 // Defaults of Options.
@@ -211,10 +199,10 @@ func Reflect(in Input) Output {
 	return out
 }
 
-// comp is a cleaned CompositionStat with its elements and chemical
+// comp is a cleaned discovery.CompositionStat with its elements and chemical
 // system, both empty when the formula does not parse.
 type comp struct {
-	CompositionStat
+	discovery.CompositionStat
 	elements []string
 	system   string
 }
@@ -256,7 +244,7 @@ func newReflection(in Input) *reflection {
 		}
 		c := r.byF[s.Formula]
 		if c == nil {
-			c = &comp{CompositionStat: CompositionStat{Formula: s.Formula}}
+			c = &comp{CompositionStat: discovery.CompositionStat{Formula: s.Formula}}
 			if parsed, err := crystal.ParseFormula(s.Formula); err == nil {
 				for _, e := range parsed.Elements() {
 					c.elements = append(c.elements, e.Symbol())
@@ -342,4 +330,14 @@ func systemOf(formula string) string {
 		return ""
 	}
 	return c.ChemicalSystem()
+}
+
+// stats are the campaign's statistics at the end of the episode, over the
+// cleaned compositions.
+func (r *reflection) stats() discovery.EpisodeStats {
+	comps := make([]discovery.CompositionStat, len(r.comps))
+	for i, c := range r.comps {
+		comps[i] = c.CompositionStat
+	}
+	return discovery.Episode(r.in.Episode, r.in.EpisodeEvaluated, r.in.Counters, comps)
 }

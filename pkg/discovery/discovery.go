@@ -1,9 +1,32 @@
-package reflect
+// Package discovery measures a discovery campaign as MADE (§4.4) and LLEMA
+// (§3.2, §4.2) report one: how many stable materials it found and how
+// early (N_stable, AUDC, SDE), the hit, stability and memorisation rates,
+// and how broadly it searched (unique compositions, their entropy, the
+// share of the most queried one).
+//
+// The functions are pure: counts in, figures out. The reflector computes
+// EpisodeStats at the end of each episode (Episode), and the campaign's
+// summary its AUDC and SDE from the discovery curve.
+package discovery
 
 import (
 	"math"
-	"strconv"
+
+	"github.com/crucible-sci/crucible/pkg/messages"
 )
+
+// CompositionStat is what a campaign learned about one reduced formula so
+// far (MADE §4.2: per-composition query count, stability and energy
+// range). EMin and EMax bound the energies above hull (eV/atom) of its
+// evaluated candidates; nil when none had one.
+type CompositionStat struct {
+	Formula string   `json:"formula"`
+	Queries int      `json:"queries"`
+	Stable  int      `json:"stable"`
+	Hits    int      `json:"hits"`
+	EMin    *float64 `json:"e_min,omitempty"`
+	EMax    *float64 `json:"e_max,omitempty"`
+}
 
 // EpisodeStats are the MADE §4.4 metrics computable at the end of an
 // episode. Counts and rates cover the campaign so far (its counters and
@@ -52,20 +75,26 @@ type EpisodeStats struct {
 	StableCompositions int `json:"stable_compositions"`
 }
 
-func (r *reflection) stats() EpisodeStats {
-	c := r.in.Counters
+// Episode computes the statistics of a campaign at the end of episode,
+// from its counters so far, the evaluations of the episode itself and its
+// per-composition statistics (one per distinct formula; those without
+// queries are ignored). Negative counts count as zero.
+func Episode(episode, episodeEvaluated int, c messages.Counters, comps []CompositionStat) EpisodeStats {
 	s := EpisodeStats{
-		Episode: r.in.Episode, Evaluated: max(c.Evaluated, 0), EpisodeEvaluated: max(r.in.EpisodeEvaluated, 0),
+		Episode: episode, Evaluated: max(c.Evaluated, 0), EpisodeEvaluated: max(episodeEvaluated, 0),
 		Valid: max(c.Valid, 0), Hits: max(c.Hits, 0), Stable: max(c.Stable, 0), StableHits: max(c.StableHits, 0),
 		Novel: max(c.Novel, 0), Known: max(c.Known, 0),
-		UniqueCompositions: len(r.comps),
 	}
-	s.HitRate = ratio(s.Hits, s.Evaluated)
-	s.StabilityRate = ratio(s.StableHits, s.Evaluated)
-	s.MemorizationRate = ratio(s.Known, s.Evaluated)
+	s.HitRate = Rate(s.Hits, s.Evaluated)
+	s.StabilityRate = Rate(s.StableHits, s.Evaluated)
+	s.MemorizationRate = Rate(s.Known, s.Evaluated)
 	s.SDE = SDE(s.Stable, s.Evaluated)
 	top := 0
-	for _, x := range r.comps {
+	for _, x := range comps {
+		if x.Queries <= 0 {
+			continue
+		}
+		s.UniqueCompositions++
 		s.Queries += x.Queries
 		top = max(top, x.Queries)
 		if x.Hits > 0 {
@@ -75,11 +104,14 @@ func (r *reflection) stats() EpisodeStats {
 			s.StableCompositions++
 		}
 	}
-	s.Breadth = ratio(s.UniqueCompositions, s.Queries)
-	s.TopShare = ratio(top, s.Queries)
-	if u := len(r.comps); u > 1 {
+	s.Breadth = Rate(s.UniqueCompositions, s.Queries)
+	s.TopShare = Rate(top, s.Queries)
+	if u := s.UniqueCompositions; u > 1 {
 		h := 0.0
-		for _, x := range r.comps {
+		for _, x := range comps {
+			if x.Queries <= 0 {
+				continue
+			}
 			p := float64(x.Queries) / float64(s.Queries)
 			h -= p * math.Log(p)
 		}
@@ -88,11 +120,12 @@ func (r *reflection) stats() EpisodeStats {
 	return s
 }
 
-func ratio(a, b int) float64 {
-	if b <= 0 {
+// Rate is n / of, 0 when of ≤ 0.
+func Rate(n, of int) float64 {
+	if of <= 0 {
 		return 0
 	}
-	return float64(a) / float64(b)
+	return float64(n) / float64(of)
 }
 
 // AUDC is MADE's normalised area under the discovery curve (§4.4):
@@ -128,22 +161,4 @@ func SDE(nStable, budget int) float64 {
 		return 0
 	}
 	return float64(nStable) / float64(budget)
-}
-
-// num writes x with up to three significant digits.
-func num(x float64) string { return strconv.FormatFloat(x, 'g', 3, 64) }
-
-// pct writes a fraction as a whole percentage.
-func pct(x float64) string { return strconv.Itoa(int(math.Round(100*x))) + "%" }
-
-// plural writes "1 query", "3 queries".
-func plural(n int, noun string) string {
-	s := strconv.Itoa(n) + " "
-	switch {
-	case n == 1:
-		return s + noun
-	case noun == "query":
-		return s + "queries"
-	}
-	return s + noun + "s"
 }

@@ -1,4 +1,4 @@
-package embed_test
+package embedded_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/embed"
+	"github.com/crucible-sci/crucible/internal/embedded"
 	"github.com/crucible-sci/crucible/internal/store"
 )
 
@@ -15,7 +15,7 @@ import (
 // server (what it writes is there), and after Close the server refuses new
 // connections instead of serving them.
 func TestRedisDial(t *testing.T) {
-	r, err := embed.StartRedis()
+	r, err := embedded.StartRedis()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reflect
+package discovery
 
 import (
 	"math"
@@ -52,12 +52,10 @@ func TestSDE(t *testing.T) {
 	}
 }
 
-func TestEpisodeStats(t *testing.T) {
-	in := input(stat("ZnO", 3, 1, 2), stat("GaN", 1, 0, 0))
-	in.Episode = 4
-	in.Counters = messages.Counters{Evaluated: 8, Valid: 6, Hits: 2, Stable: 2, StableHits: 1, Novel: 5, Known: 2}
-	in.EpisodeEvaluated = 4
-	s := Reflect(in).Stats
+func TestEpisode(t *testing.T) {
+	comps := []CompositionStat{{Formula: "ZnO", Queries: 3, Stable: 1, Hits: 2}, {Formula: "GaN", Queries: 1}, {Formula: "NoQueries"}}
+	c := messages.Counters{Evaluated: 8, Valid: 6, Hits: 2, Stable: 2, StableHits: 1, Novel: 5, Known: 2}
+	s := Episode(4, 4, c, comps)
 	// p = (3/4, 1/4): H = −(0.75 ln 0.75 + 0.25 ln 0.25) / ln 2.
 	h := -(0.75*math.Log(0.75) + 0.25*math.Log(0.25)) / math.Log(2)
 	want := EpisodeStats{
@@ -74,13 +72,28 @@ func TestEpisodeStats(t *testing.T) {
 		t.Errorf("stats\n%+v\nwant\n%+v", s, want)
 	}
 	// Equal shares: entropy 1; one composition: 0.
-	if e := Reflect(input(stat("ZnO", 2, 0, 0), stat("GaN", 2, 0, 0))).Stats.CompositionEntropy; math.Abs(e-1) > 1e-12 {
+	if e := Episode(0, 0, messages.Counters{}, []CompositionStat{{Formula: "ZnO", Queries: 2}, {Formula: "GaN", Queries: 2}}).CompositionEntropy; math.Abs(e-1) > 1e-12 {
 		t.Errorf("equal shares: entropy %v", e)
 	}
-	if e := Reflect(input(stat("ZnO", 5, 0, 0))).Stats.CompositionEntropy; e != 0 {
+	if e := Episode(0, 0, messages.Counters{}, []CompositionStat{{Formula: "ZnO", Queries: 5}}).CompositionEntropy; e != 0 {
 		t.Errorf("one composition: entropy %v", e)
 	}
-	if s := Reflect(Input{}).Stats; s.Breadth != 0 || s.SDE != 0 || s.HitRate != 0 {
+	if s := Episode(0, 0, messages.Counters{}, nil); s.Breadth != 0 || s.SDE != 0 || s.HitRate != 0 {
 		t.Errorf("empty campaign: %+v", s)
+	}
+	// Negative counts count as zero.
+	if s := Episode(1, -3, messages.Counters{Evaluated: -2, Hits: -1}, nil); s.Evaluated != 0 || s.Hits != 0 || s.EpisodeEvaluated != 0 || s.HitRate != 0 {
+		t.Errorf("negative counts: %+v", s)
+	}
+}
+
+func TestRate(t *testing.T) {
+	for _, tc := range []struct {
+		n, of int
+		want  float64
+	}{{1, 4, 0.25}, {0, 4, 0}, {3, 0, 0}, {3, -1, 0}} {
+		if got := Rate(tc.n, tc.of); got != tc.want {
+			t.Errorf("Rate(%d, %d) = %v, want %v", tc.n, tc.of, got, tc.want)
+		}
 	}
 }
