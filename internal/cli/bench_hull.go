@@ -1,366 +1,45 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/bench"
-	"github.com/crucible-sci/crucible/internal/cputime"
-	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/internal/bench/hull"
 	"github.com/crucible-sci/crucible/pkg/datadir"
-	"github.com/crucible-sci/crucible/pkg/hull"
 )
 
 func init() { registerBench(newBenchHullCmd) }
 
 func newBenchHullCmd() *cobra.Command {
-	var (
-		goldenPath  string
-		runPymatgen bool
-		python      string
-		minTime     time.Duration
-		repeats     int
-		wall        bool
-	)
+	var o hull.Options
 	cmd := &cobra.Command{
 		Use:   "hull [--golden PATH] [--pymatgen [--python PYTHON]]",
 		Short: "Time phase diagrams on the golden systems against pymatgen",
-		Long: `Build each phase diagram of the golden file and compute the energy above the
-hull of every entry and every query, repeated for at least --min-time per
-system (the median repetition is reported), and compare with pymatgen's time
-for the same systems: the time recorded in the golden file (build and every
-entry, no queries) and, with --pymatgen, pymatgen run now by the Python
-interpreter --python (build, every entry and every query, the median of
---repeats runs). The largest difference of the entries' energies above the
-hull from the golden values is reported as a check.
-
-Times are process CPU time (user + system), so that other work on a shared
-machine does not count; --wall measures wall-clock time instead, for both.`,
-		Args: cobra.NoArgs,
+		Long:  hull.Description,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if goldenPath == "" {
-				var err error
-				if goldenPath, err = hullGoldenDefault(); err != nil {
+			if o.Golden == "" {
+				dir, err := datadir.Dir()
+				if err != nil {
 					return err
 				}
+				o.Golden = filepath.Join(dir, "golden", "hull", "phase_diagrams.json")
 			}
-			systems, err := readHullGolden(goldenPath)
+			res, err := hull.Run(o)
 			if err != nil {
 				return err
 			}
-			clock := newHullClock(wall)
-			var live *hullPymatgenRun
-			if runPymatgen {
-				if live, err = runHullPymatgen(python, goldenPath, repeats, clock, len(systems)); err != nil {
-					return err
-				}
-			}
-			rows := make([]hullBenchRow, len(systems))
-			for i, s := range systems {
-				if rows[i], err = timeHullSystem(s, clock, minTime); err != nil {
-					return fmt.Errorf("%s: %w", s.name(), err)
-				}
-				if live != nil {
-					p := live.Systems[i]
-					rows[i].live = p.Build + p.EAboveHull + p.Queries
-				}
-			}
-			return writeHullBench(cmd.OutOrStdout(), rows, clock, live)
+			return res.Write(cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&goldenPath, "golden", "", "golden phase diagrams (default $CRUCIBLE_DATA/golden/hull/phase_diagrams.json)")
-	cmd.Flags().BoolVar(&runPymatgen, "pymatgen", false, "also run pymatgen now, in the same run")
-	cmd.Flags().StringVar(&python, "python", "python3", "Python interpreter with pymatgen installed, for --pymatgen")
-	cmd.Flags().DurationVar(&minTime, "min-time", 200*time.Millisecond, "time spent repeating each system")
-	cmd.Flags().IntVar(&repeats, "repeats", 3, "pymatgen runs per system, for --pymatgen")
-	cmd.Flags().BoolVar(&wall, "wall", false, "measure wall-clock time instead of process CPU time")
+	f := cmd.Flags()
+	f.StringVar(&o.Golden, "golden", "", "golden phase diagrams (default $CRUCIBLE_DATA/golden/hull/phase_diagrams.json)")
+	f.BoolVar(&o.Pymatgen, "pymatgen", false, "also run pymatgen now, in the same run")
+	f.StringVar(&o.Python, "python", "python3", "Python interpreter with pymatgen installed, for --pymatgen")
+	f.DurationVar(&o.MinTime, "min-time", 200*time.Millisecond, "time spent repeating each system")
+	f.IntVar(&o.Repeats, "repeats", 3, "pymatgen runs per system, for --pymatgen")
+	f.BoolVar(&o.Wall, "wall", false, "measure wall-clock time instead of process CPU time")
 	return cmd
-}
-
-// hullGoldenDefault is the golden file in the data directory.
-func hullGoldenDefault() (string, error) {
-	dir, err := datadir.Dir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "golden", "hull", "phase_diagrams.json"), nil
-}
-
-// hullGoldenSystem is one system of golden/hull/phase_diagrams.json, parsed.
-type hullGoldenSystem struct {
-	Elements []string `json:"elements"`
-	Entries  []struct {
-		ID      string  `json:"id"`
-		Formula string  `json:"formula"`
-		EForm   float64 `json:"e_form_per_atom"`
-	} `json:"entries"`
-	Results map[string]struct {
-		EAboveHull float64 `json:"e_above_hull"`
-	} `json:"results"`
-	Queries []struct {
-		Formula string  `json:"formula"`
-		EForm   float64 `json:"e_form_per_atom"`
-	} `json:"queries"`
-	Pymatgen struct {
-		Build      float64 `json:"build"`
-		EAboveHull float64 `json:"e_above_hull_all_entries"`
-	} `json:"pymatgen_seconds"`
-
-	entries []hull.Entry
-	queries []crystal.Composition
-}
-
-func (s *hullGoldenSystem) name() string { return strings.Join(s.Elements, "-") }
-
-func readHullGolden(path string) ([]*hullGoldenSystem, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("golden file: %w (set --golden or CRUCIBLE_DATA)", err)
-	}
-	var g struct {
-		Systems []*hullGoldenSystem `json:"systems"`
-	}
-	if err := json.Unmarshal(b, &g); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(g.Systems) == 0 {
-		return nil, fmt.Errorf("%s: no systems", path)
-	}
-	for _, s := range g.Systems {
-		for _, e := range s.Entries {
-			c, err := crystal.ParseFormula(e.Formula)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: entry %s: %w", path, s.name(), e.ID, err)
-			}
-			s.entries = append(s.entries, hull.Entry{ID: e.ID, Composition: c, EnergyPerAtom: e.EForm})
-		}
-		for i, q := range s.Queries {
-			c, err := crystal.ParseFormula(q.Formula)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: query %d: %w", path, s.name(), i, err)
-			}
-			s.queries = append(s.queries, c)
-		}
-	}
-	return g.Systems, nil
-}
-
-type hullBenchRow struct {
-	system       *hullGoldenSystem
-	stable       int
-	goTime       time.Duration // build + every entry + every query, median
-	reps         int
-	golden, live float64 // pymatgen seconds: golden file; this run (0: not run)
-	maxDiff      float64 // largest |e_above_hull − golden| over the entries
-}
-
-// hullClock measures the time of n repetitions of a benchmark: process CPU
-// time where the system reports it, wall-clock time otherwise.
-type hullClock struct{ cpu bool }
-
-func newHullClock(wall bool) hullClock {
-	_, ok := cputime.Process()
-	return hullClock{cpu: ok && !wall}
-}
-
-func (c hullClock) name() string {
-	if c.cpu {
-		return "CPU time"
-	}
-	return "wall-clock time"
-}
-
-func (c hullClock) measure(n int, run func() error) (time.Duration, error) {
-	t0, c0 := time.Now(), time.Duration(0)
-	if c.cpu {
-		c0, _ = cputime.Process()
-	}
-	for i := 0; i < n; i++ {
-		if err := run(); err != nil {
-			return 0, err
-		}
-	}
-	if c.cpu {
-		c1, _ := cputime.Process()
-		return c1 - c0, nil
-	}
-	return time.Since(t0), nil
-}
-
-// timeHullSystem builds the diagram and computes every entry's and query's
-// energy above the hull, in batches of repetitions long enough (10 ms) for
-// the clock's resolution, until minTime has passed and at least 5 batches
-// have run; it reports the median time of one repetition.
-func timeHullSystem(s *hullGoldenSystem, clock hullClock, minTime time.Duration) (hullBenchRow, error) {
-	row := hullBenchRow{system: s, golden: s.Pymatgen.Build + s.Pymatgen.EAboveHull}
-	run := func() error {
-		d, err := hull.New(s.entries)
-		if err != nil {
-			return err
-		}
-		if _, err := d.Results(); err != nil {
-			return err
-		}
-		for i, c := range s.queries {
-			if _, err := d.Query(c, s.Queries[i].EForm); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// Check the results once, outside the timing.
-	d, err := hull.New(s.entries)
-	if err != nil {
-		return row, err
-	}
-	results, err := d.Results()
-	if err != nil {
-		return row, err
-	}
-	row.stable = len(d.Stable())
-	for _, r := range results {
-		if want, ok := s.Results[r.ID]; ok {
-			row.maxDiff = math.Max(row.maxDiff, math.Abs(r.EAboveHull-want.EAboveHull))
-		}
-	}
-
-	n := 1
-	for {
-		dt, err := clock.measure(n, run)
-		if err != nil {
-			return row, err
-		}
-		if dt >= 10*time.Millisecond || n >= 1<<20 {
-			break
-		}
-		n *= 2
-	}
-	var perRep []time.Duration
-	var total time.Duration
-	for len(perRep) < 5 || total < minTime {
-		dt, err := clock.measure(n, run)
-		if err != nil {
-			return row, err
-		}
-		total += dt
-		perRep = append(perRep, dt/time.Duration(n))
-	}
-	slices.Sort(perRep)
-	row.goTime, row.reps = perRep[len(perRep)/2], len(perRep)*n
-	return row, nil
-}
-
-// hullPymatgenRun is the output of bench/hull_pymatgen.py.
-type hullPymatgenRun struct {
-	Pymatgen string `json:"pymatgen"`
-	Python   string `json:"python"`
-	Repeats  int    `json:"repeats"`
-	Systems  []struct {
-		Elements   []string `json:"elements"`
-		Build      float64  `json:"build"`
-		EAboveHull float64  `json:"e_above_hull_all_entries"`
-		Queries    float64  `json:"queries"`
-		MaxDiff    float64  `json:"max_diff"`
-	} `json:"systems"`
-}
-
-// runHullPymatgen runs the embedded pymatgen script with the interpreter
-// python, which reads it on standard input.
-func runHullPymatgen(python, goldenPath string, repeats int, clock hullClock, systems int) (*hullPymatgenRun, error) {
-	if repeats < 1 {
-		return nil, fmt.Errorf("--repeats %d: must be at least 1", repeats)
-	}
-	clockArg := "wall"
-	if clock.cpu {
-		clockArg = "cpu"
-	}
-	cmd := exec.Command(python, "-", goldenPath, strconv.Itoa(repeats), clockArg)
-	cmd.Stdin = strings.NewReader(bench.HullPymatgen)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee) && ee.ExitCode() == 3:
-		return nil, fmt.Errorf("--pymatgen: %s; pass --python with an interpreter that has pymatgen",
-			strings.TrimSpace(stderr.String()))
-	case err != nil:
-		return nil, fmt.Errorf("--pymatgen: %s: %w: %s", python, err, strings.TrimSpace(stderr.String()))
-	}
-	var run hullPymatgenRun
-	if err := json.Unmarshal(stdout.Bytes(), &run); err != nil {
-		return nil, fmt.Errorf("--pymatgen: reading the script's output: %w", err)
-	}
-	if len(run.Systems) != systems {
-		return nil, fmt.Errorf("--pymatgen: %d systems timed, want %d", len(run.Systems), systems)
-	}
-	return &run, nil
-}
-
-func writeHullBench(w io.Writer, rows []hullBenchRow, clock hullClock, live *hullPymatgenRun) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := "system\tentries\tqueries\tstable\tcrucible\tpymatgen (golden)\tratio"
-	if live != nil {
-		header += "\tpymatgen (now)\tratio (now)"
-	}
-	fmt.Fprintln(tw, header+"\tmax |Δ e_above_hull|\t")
-	var goTotal time.Duration
-	var goldenTotal, liveTotal, worst float64
-	minRatio, minLive := math.Inf(1), math.Inf(1)
-	for _, r := range rows {
-		goSec := r.goTime.Seconds()
-		goTotal += r.goTime
-		goldenTotal += r.golden
-		liveTotal += r.live
-		worst = math.Max(worst, r.maxDiff)
-		minRatio = math.Min(minRatio, r.golden/goSec)
-		line := fmt.Sprintf("%s\t%d\t%d\t%d\t%s\t%s\t%.0f×", r.system.name(), len(r.system.entries),
-			len(r.system.queries), r.stable, hullSeconds(goSec), hullSeconds(r.golden), r.golden/goSec)
-		if live != nil {
-			minLive = math.Min(minLive, r.live/goSec)
-			line += fmt.Sprintf("\t%s\t%.0f×", hullSeconds(r.live), r.live/goSec)
-		}
-		fmt.Fprintf(tw, "%s\t%.1e\t\n", line, r.maxDiff)
-	}
-	line := fmt.Sprintf("total\t\t\t\t%s\t%s\t%.0f×", hullSeconds(goTotal.Seconds()), hullSeconds(goldenTotal), goldenTotal/goTotal.Seconds())
-	if live != nil {
-		line += fmt.Sprintf("\t%s\t%.0f×", hullSeconds(liveTotal), liveTotal/goTotal.Seconds())
-	}
-	fmt.Fprintf(tw, "%s\t%.1e\t\n", line, worst)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\ncrucible: build + e_above_hull of every entry and query, %s, median of repeated runs.\n", clock.name())
-	fmt.Fprintf(w, "pymatgen (golden): build + e_above_hull of every entry, from the golden file. Least ratio: %.0f×.\n", minRatio)
-	if live != nil {
-		fmt.Fprintf(w, "pymatgen (now): %s on Python %s, build + every entry and query, %s, median of %d runs. Least ratio: %.0f×.\n",
-			live.Pymatgen, live.Python, clock.name(), live.Repeats, minLive)
-	}
-	return nil
-}
-
-// hullSeconds writes a duration in seconds with a unit that keeps it short.
-func hullSeconds(s float64) string {
-	switch {
-	case s >= 1:
-		return fmt.Sprintf("%.2f s", s)
-	case s >= 1e-3:
-		return fmt.Sprintf("%.2f ms", s*1e3)
-	default:
-		return fmt.Sprintf("%.1f µs", s*1e6)
-	}
 }

@@ -118,7 +118,7 @@ func TestWindowStartCoversNonNegligibleGaussians(t *testing.T) {
 
 // TestPaddedStructuresMatchReference compares structures whose atoms have
 // fewer than twelve neighbours with the reference implementation
-// (bench/cgcnn_reference.py --predict, which pads as CGCNN's CIFData).
+// (internal/bench/predict/cgcnn_reference.py --predict, which pads as CGCNN's CIFData).
 func TestPaddedStructuresMatchReference(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "padded_reference.json"))
 	if err != nil {

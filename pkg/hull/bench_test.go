@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/cputime"
+	"github.com/crucible-sci/crucible/internal/bench/cputime"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 

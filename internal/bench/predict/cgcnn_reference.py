@@ -175,7 +175,7 @@ def main():
     featurizer = Featurizer(os.path.join(model_dir, "atom_init.json"))
     if a.predict:
         out = {os.path.basename(p): predict_file(p, featurizer, models, dtype) for p in a.predict}
-        json.dump({"reference": "bench/cgcnn_reference.py (%s)" % ("float32" if a.float32 else "float64"),
+        json.dump({"reference": "internal/bench/predict/cgcnn_reference.py (%s)" % ("float32" if a.float32 else "float64"),
                    "predictions": out}, sys.stdout, indent=1, sort_keys=True)
         sys.stdout.write("\n")
         return 0

@@ -1,15 +1,16 @@
-// Package loadtest measures a whole installation under many campaigns at
+// Package load measures a whole installation under many campaigns at
 // once: it starts the servers (or uses given ones), runs the four services
 // in this process or as their binaries, submits K campaigns together and
 // reports evaluations per second, the latency from a candidate's proposal
 // to its evaluation, Redis commands per second and the memory of each
 // service. `crucible bench load` is its command line.
-package loadtest
+package load
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,6 +35,29 @@ import (
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
+
+// Description is what the benchmark measures and how (the command's help).
+const Description = `load starts an installation, submits K campaigns together (each with --budget
+evaluations of --task) and waits until all are done and the judge has caught
+up. It reports:
+
+  evaluations/s     evaluations of proposed candidates (seeds excluded) over
+                    the time from the first submission to the last evaluation
+  latency p50/p99   from a candidate's proposed_at (set when the proposer
+                    publishes it) to its evaluation's evaluated_at (set when
+                    the evaluator has scored it, just before publishing)
+  Redis ops/s       commands the Redis server processed during the run
+                    (INFO stats total_commands_processed; the embedded server
+                    counts its commands)
+  memory            the peak resident memory of every service process and
+                    server; with the services in this process (the default)
+                    they share one process, reported with its Go heap
+
+Servers: nats-server and redis-server as child processes on random ports when
+this machine has them, else embedded in this process (--embedded forces
+that), or running ones with --nats and --redis. Services: goroutines of this
+process, or with --processes the four binaries from --bin (default: next to
+this crucible binary), one process each.`
 
 // Options configure a load run.
 type Options struct {
@@ -96,7 +121,7 @@ type Result struct {
 // Run runs one load test.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Campaigns < 1 || o.Budget < 1 || o.Evaluators < 1 {
-		return nil, errors.New("loadtest: campaigns, budget and evaluators must be at least 1")
+		return nil, errors.New("bench load: campaigns, budget and evaluators must be at least 1")
 	}
 	if o.Log == nil {
 		o.Log = zap.NewNop()
@@ -206,7 +231,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for i := range specs {
 		specs[i] = &messages.CampaignSpec{ID: fmt.Sprintf("%s-c%d", ns, i), Task: tk, Budget: o.Budget, Seed: uint64(i + 1)}
 		if err := cl.Submit(ctx, specs[i]); err != nil {
-			return nil, fmt.Errorf("loadtest: submit: %w", err)
+			return nil, fmt.Errorf("bench load: submit: %w", err)
 		}
 	}
 	if err := waitDone(ctx, cl, specs); err != nil {
@@ -240,7 +265,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	if res.Evaluations == 0 {
-		return nil, errors.New("loadtest: no evaluation in the stream")
+		return nil, errors.New("bench load: no evaluation in the stream")
 	}
 	res.Wall = last.Sub(start)
 	res.EvaluationsPerSec = float64(res.Evaluations) / res.Wall.Seconds()
@@ -293,7 +318,7 @@ func startProcesses(o Options, dir, natsURL, redisURL, ns string) ([]*proc.Proce
 		extra = append(extra, "CRUCIBLE_HTTP_ADDR="+addr)
 		path := filepath.Join(o.BinDir, kind)
 		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("loadtest: --processes needs the %s binary: %w", kind, err)
+			return fmt.Errorf("bench load: --processes needs the %s binary: %w", kind, err)
 		}
 		name := kind
 		if kind == "evaluator" {
@@ -326,7 +351,7 @@ func startProcesses(o Options, dir, natsURL, redisURL, ns string) ([]*proc.Proce
 				break
 			}
 			if !out[i].Running() || time.Now().After(deadline) {
-				err = fmt.Errorf("loadtest: %s not ready: %w\n%s", out[i].Name, perr, out[i].Tail(10))
+				err = fmt.Errorf("bench load: %s not ready: %w\n%s", out[i].Name, perr, out[i].Tail(10))
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
@@ -348,7 +373,7 @@ func redisCommands(ctx context.Context, st *store.Store, r *proc.Redis) (int64, 
 	}
 	info, err := st.Client().Info(ctx, "stats").Result()
 	if err != nil {
-		return 0, "", fmt.Errorf("loadtest: redis INFO: %w", err)
+		return 0, "", fmt.Errorf("bench load: redis INFO: %w", err)
 	}
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
@@ -356,7 +381,7 @@ func redisCommands(ctx context.Context, st *store.Store, r *proc.Redis) (int64, 
 			return n, "INFO stats total_commands_processed", err
 		}
 	}
-	return 0, "", errors.New("loadtest: redis INFO stats has no total_commands_processed")
+	return 0, "", errors.New("bench load: redis INFO stats has no total_commands_processed")
 }
 
 // waitDone waits until every campaign finished and the judge caught up.
@@ -381,7 +406,7 @@ func waitDone(ctx context.Context, cl *client.Client, specs []*messages.Campaign
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("loadtest: %d campaigns still running: %w", len(pending), ctx.Err())
+			return fmt.Errorf("bench load: %d campaigns still running: %w", len(pending), ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -469,4 +494,23 @@ func rank(name string) int {
 		}
 	}
 	return 99
+}
+
+// Write writes the result as text: rates, latencies, Redis load and the
+// peak memory of each process.
+func (r *Result) Write(w io.Writer) error {
+	fmt.Fprintf(w, "%d campaigns × %d evaluations, %d evaluators (%s; %s)\n", r.Campaigns, r.Budget, r.Evaluators, r.Services, r.Servers)
+	fmt.Fprintf(w, "  %d evaluations (+%d seeds) in %.1f s: %.1f evaluations/s\n", r.Evaluations, r.Seeds, r.Wall.Seconds(), r.EvaluationsPerSec)
+	fmt.Fprintf(w, "  proposed → evaluated: p50 %s, p99 %s, max %s\n", r.LatencyP50.Round(time.Millisecond), r.LatencyP99.Round(time.Millisecond), r.LatencyMax.Round(time.Millisecond))
+	fmt.Fprintf(w, "  Redis: %d commands, %.0f ops/s (%s)\n", r.RedisCommands, r.RedisOpsPerSec, r.RedisSource)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  memory (peak)\tRSS MiB\tGo heap MiB")
+	for _, m := range r.Memory {
+		heap := "-"
+		if m.Heap > 0 {
+			heap = fmt.Sprintf("%.1f", float64(m.Heap)/(1<<20))
+		}
+		fmt.Fprintf(tw, "  %s\t%.1f\t%s\n", m.Name, float64(m.RSS)/(1<<20), heap)
+	}
+	return tw.Flush()
 }

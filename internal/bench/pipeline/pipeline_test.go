@@ -1,4 +1,4 @@
-package cli
+package pipeline
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/cputime"
+	"github.com/crucible-sci/crucible/internal/bench/cputime"
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -63,11 +63,11 @@ func TestCPUSamplesBetween(t *testing.T) {
 // TestPipelineReportWarnsOfSteal: the report shows each measurement's
 // stolen CPU time, and warns when any is high enough to move the rates.
 func TestPipelineReportWarnsOfSteal(t *testing.T) {
-	round := pipelineRound{OracleRate: 300, PipelineRate: 270, PipelineRatio: 0.9, OracleSteal: ptr(0.01), Steal: ptr(0.02)}
-	r := pipelineReport{GOMAXPROCS: 2, Workers: 1, pipelineRound: round, Rounds: []pipelineRound{round, round}, Delay: "20ms",
-		Scaling: []scalingPoint{{Evaluators: 1, Rate: 48, Speedup: 1, Efficiency: 1, CoresBusy: 0.3, Steal: ptr(0.03)}}}
+	round := Round{OracleRate: 300, PipelineRate: 270, PipelineRatio: 0.9, OracleSteal: new(0.01), Steal: new(0.02)}
+	r := Report{GOMAXPROCS: 2, Workers: 1, Round: round, Rounds: []Round{round, round}, Delay: "20ms",
+		Scaling: []ScalingPoint{{Evaluators: 1, Rate: 48, Speedup: 1, Efficiency: 1, CoresBusy: 0.3, Steal: new(0.03)}}}
 	var quiet strings.Builder
-	printPipelineReport(&quiet, &r)
+	r.Write(&quiet)
 	for _, want := range []string{"steal (a) 1% (b) 2%", "took 1% of the machine's CPU time during (a), 2% during (b)", "0.30      3%"} {
 		if !strings.Contains(quiet.String(), want) {
 			t.Errorf("report without %q:\n%s", want, quiet.String())
@@ -76,13 +76,13 @@ func TestPipelineReportWarnsOfSteal(t *testing.T) {
 	if strings.Contains(quiet.String(), "warning") {
 		t.Errorf("a warning at 3%% steal at most:\n%s", quiet.String())
 	}
-	r.Scaling[0].Steal = ptr(0.3)
+	r.Scaling[0].Steal = new(0.3)
 	var loud strings.Builder
-	printPipelineReport(&loud, &r)
+	r.Write(&loud)
 	if !strings.Contains(loud.String(), "warning: the hypervisor took up to 30%") {
 		t.Errorf("no warning at 30%% steal:\n%s", loud.String())
 	}
-	r.Rounds[1].Steal, r.Scaling[0].Steal = ptr(0.2), nil
+	r.Rounds[1].Steal, r.Scaling[0].Steal = new(0.2), nil
 	if r.worstSteal() != 0.2 {
 		t.Errorf("worst steal %v, want the second round's 0.2", r.worstSteal())
 	}
@@ -141,7 +141,7 @@ var (
 )
 
 func TestMedianRound(t *testing.T) {
-	rs := []pipelineRound{{PipelineRatio: 0.9, OracleRate: 1}, {PipelineRatio: 0.7, OracleRate: 2}, {PipelineRatio: 0.8, OracleRate: 3}}
+	rs := []Round{{PipelineRatio: 0.9, OracleRate: 1}, {PipelineRatio: 0.7, OracleRate: 2}, {PipelineRatio: 0.8, OracleRate: 3}}
 	if got := medianRound(rs); got.OracleRate != 3 {
 		t.Errorf("median of 0.9, 0.7, 0.8 is the round with ratio %v", got.PipelineRatio)
 	}
@@ -167,14 +167,14 @@ func TestBracket(t *testing.T) {
 	}
 	// The machine ran 20 % faster before the campaign: the own
 	// candidates' rate then was 96.
-	drift := bracket(oracleTiming{rate: 120, cpuPer: 0.008, steal: ptr(0.03)}, oracleTiming{rate: 80, cpuPer: 0.0125, steal: ptr(0.0)}, oracleTiming{rate: 100, cpuPer: 0.01, steal: ptr(0.0)})
+	drift := bracket(oracleTiming{rate: 120, cpuPer: 0.008, steal: new(0.03)}, oracleTiming{rate: 80, cpuPer: 0.0125, steal: new(0.0)}, oracleTiming{rate: 100, cpuPer: 0.01, steal: new(0.0)})
 	if !near(drift.rate, 88) || !near(drift.cpuPer, 0.01125) {
 		t.Errorf("drifting machine: %+v, want rate (80+96)/2 = 88 and CPU (0.0125+0.01)/2", drift)
 	}
 	if drift.steal == nil || !near(*drift.steal, 0.01) {
 		t.Errorf("steal %v, want the mean of the three timings, 0.01", drift.steal)
 	}
-	alone := bracket(oracleTiming{}, oracleTiming{rate: 80, cpuPer: 0.0125, steal: ptr(0.0)}, oracleTiming{})
+	alone := bracket(oracleTiming{}, oracleTiming{rate: 80, cpuPer: 0.0125, steal: new(0.0)}, oracleTiming{})
 	if alone.rate != 80 || alone.cpuPer != 0.0125 || alone.steal != nil {
 		t.Errorf("without the previous campaign's timings: %+v, want the campaign's own", alone)
 	}
