@@ -52,7 +52,7 @@ summary.`,
 			if len(args) == 1 {
 				cf.specFile = args[0]
 			}
-			spec, err := cf.spec()
+			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -43,13 +40,13 @@ decomposition ({"<reduced formula>": fraction}). Queries are named query-1,
 query-2, … in file order.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			entries, err := readHullEntries(entriesPath)
+			entries, err := hull.ReadEntriesCSV(entriesPath)
 			if err != nil {
 				return err
 			}
-			var queries []hullQuery
+			var queries []hull.Query
 			if queryPath != "" {
-				if queries, err = readHullQueries(queryPath); err != nil {
+				if queries, err = hull.ReadQueriesCSV(queryPath); err != nil {
 					return err
 				}
 			}
@@ -68,19 +65,6 @@ query-2, … in file order.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	_ = cmd.MarkFlagRequired("entries")
 	return cmd
-}
-
-// hullEntryRow is one entry read from ENTRIES.csv, with the formula as written.
-type hullEntryRow struct {
-	entry   hull.Entry
-	formula string
-	line    int
-}
-
-type hullQuery struct {
-	formula string
-	comp    crystal.Composition
-	energy  float64
 }
 
 // hullRow is one line of output.
@@ -123,7 +107,7 @@ func (d hullDecomposition) text() string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func hullRows(entries []hullEntryRow, queries []hullQuery) ([]hullRow, error) {
+func hullRows(entries []hull.CSVEntry, queries []hull.Query) ([]hullRow, error) {
 	var elements []crystal.Element
 	seen := map[crystal.Element]bool{}
 	addElements := func(c crystal.Composition) {
@@ -136,11 +120,11 @@ func hullRows(entries []hullEntryRow, queries []hullQuery) ([]hullRow, error) {
 	}
 	list := make([]hull.Entry, len(entries))
 	for i, e := range entries {
-		list[i] = e.entry
-		addElements(e.entry.Composition)
+		list[i] = e.Entry
+		addElements(e.Composition)
 	}
 	for _, q := range queries {
-		addElements(q.comp)
+		addElements(q.Composition)
 	}
 	d, err := hull.New(list, hull.WithElements(elements...))
 	if err != nil {
@@ -148,23 +132,23 @@ func hullRows(entries []hullEntryRow, queries []hullQuery) ([]hullRow, error) {
 	}
 	rows := make([]hullRow, 0, len(entries)+len(queries))
 	for _, e := range entries {
-		r, err := d.Result(e.entry.ID)
+		r, err := d.Result(e.ID)
 		if err != nil {
 			return nil, err
 		}
 		stable := r.Stable
 		rows = append(rows, hullRow{
-			ID: e.entry.ID, Formula: e.formula, EAboveHull: r.EAboveHull, HullEnergy: r.HullEnergy,
+			ID: e.ID, Formula: e.Formula, EAboveHull: r.EAboveHull, HullEnergy: r.HullEnergy,
 			Stable: &stable, Decomposition: r.Decomposition,
 		})
 	}
 	for i, q := range queries {
-		r, err := d.Query(q.comp, q.energy)
+		r, err := d.Query(q.Composition, q.EnergyPerAtom)
 		if err != nil {
-			return nil, fmt.Errorf("query-%d (%s): %w", i+1, q.formula, err)
+			return nil, fmt.Errorf("query-%d (%s): %w", i+1, q.Formula, err)
 		}
 		rows = append(rows, hullRow{
-			ID: fmt.Sprintf("query-%d", i+1), Formula: q.formula, EAboveHull: r.EAboveHull,
+			ID: fmt.Sprintf("query-%d", i+1), Formula: q.Formula, EAboveHull: r.EAboveHull,
 			HullEnergy: r.HullEnergy, Decomposition: r.Decomposition,
 		})
 	}
@@ -192,116 +176,4 @@ func writeHullTable(w io.Writer, rows []hullRow) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.6f\t%s\t%s\n", r.ID, r.Formula, r.EAboveHull, r.HullEnergy, stable, r.Decomposition.text())
 	}
 	return tw.Flush()
-}
-
-// hullCSV reads a CSV file with a header naming at least the columns
-// wanted, and calls row with those fields of every record and its line.
-func hullCSV(path string, want []string, row func(line int, fields []string) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.TrimLeadingSpace = true
-	header, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: empty file, want a header %s", path, strings.Join(want, ","))
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
-	}
-	idx := make([]int, len(want))
-	for i, name := range want {
-		c, ok := col[name]
-		if !ok {
-			return fmt.Errorf("%s:1: header %q has no column %q (want %s)", path, strings.Join(header, ","), name, strings.Join(want, ","))
-		}
-		idx[i] = c
-	}
-	fields := make([]string, len(want))
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return fmt.Errorf("%s:%d: %w", path, pe.StartLine, pe.Err)
-			}
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		line, _ := r.FieldPos(0)
-		for i, c := range idx {
-			fields[i] = strings.TrimSpace(rec[c])
-		}
-		if err := row(line, fields); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-	}
-}
-
-func hullParseEnergy(s string) (float64, error) {
-	e, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(e) || math.IsInf(e, 0) {
-		return 0, fmt.Errorf("e_form_per_atom %q is not a finite number", s)
-	}
-	return e, nil
-}
-
-func readHullEntries(path string) ([]hullEntryRow, error) {
-	var out []hullEntryRow
-	lineOf := map[string]int{}
-	err := hullCSV(path, []string{"id", "formula", "e_form_per_atom"}, func(line int, f []string) error {
-		if f[0] == "" {
-			return errors.New("empty id")
-		}
-		c, err := crystal.ParseFormula(f[1])
-		if err != nil {
-			return err
-		}
-		e, err := hullParseEnergy(f[2])
-		if err != nil {
-			return err
-		}
-		if first, ok := lineOf[f[0]]; ok {
-			prev := out[first].entry
-			if prev.EnergyPerAtom != e || !prev.Composition.Equal(c, 1e-8) {
-				return fmt.Errorf("%w: %q already used on line %d for a different entry", hull.ErrDuplicateID, f[0], out[first].line)
-			}
-			return nil
-		}
-		lineOf[f[0]] = len(out)
-		out = append(out, hullEntryRow{entry: hull.Entry{ID: f[0], Composition: c, EnergyPerAtom: e}, formula: f[1], line: line})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no entries", path)
-	}
-	return out, nil
-}
-
-func readHullQueries(path string) ([]hullQuery, error) {
-	var out []hullQuery
-	err := hullCSV(path, []string{"formula", "e_form_per_atom"}, func(line int, f []string) error {
-		c, err := crystal.ParseFormula(f[0])
-		if err != nil {
-			return err
-		}
-		e, err := hullParseEnergy(f[1])
-		if err != nil {
-			return err
-		}
-		out = append(out, hullQuery{formula: f[0], comp: c, energy: e})
-		return nil
-	})
-	return out, err
 }

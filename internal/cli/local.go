@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
-	"sigs.k8s.io/yaml"
 
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
@@ -25,7 +22,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
-	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 func init() { register(newLocalCmd) }
@@ -62,101 +58,30 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
 }
 
-// spec assembles the campaign: a spec file, then a task, then flags.
-func (f *campaignFlags) spec() (*messages.CampaignSpec, error) {
-	spec := &messages.CampaignSpec{}
-	if f.specFile != "" {
-		data, err := os.ReadFile(f.specFile)
-		if err != nil {
-			return nil, err
-		}
-		js, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.specFile, err)
-		}
-		if err := json.Unmarshal(js, spec); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.specFile, err)
-		}
+// spec assembles the campaign: a spec file, then a task, then flags. A
+// task file's warnings go to stderr.
+func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
+	if f.taskName != "" && f.taskFile != "" {
+		return nil, errors.New("--task and --task-file: give one")
+	}
+	spec, issues, err := messages.AssembleSpec(messages.SpecSource{
+		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
+		Set: messages.CampaignSpec{
+			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
+			Seed: f.seed, StabilityThreshold: f.threshold,
+			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
+		},
+	})
+	for _, is := range issues {
+		fmt.Fprintln(stderr, "warning:", is)
 	}
 	switch {
-	case f.taskName != "" && f.taskFile != "":
-		return nil, errors.New("--task and --task-file: give one")
-	case f.taskName != "":
-		t, err := task.ByName(f.taskName)
-		if err != nil {
-			return nil, err
-		}
-		spec.Task = t
-	case f.taskFile != "":
-		tasks, issues, err := task.LoadFile(f.taskFile)
-		if err != nil {
-			return nil, err
-		}
-		for _, is := range issues {
-			fmt.Fprintln(os.Stderr, "warning:", is)
-		}
-		if len(tasks) != 1 {
-			return nil, fmt.Errorf("%s holds %d tasks; a campaign needs one", f.taskFile, len(tasks))
-		}
-		spec.Task = tasks[0]
-	case spec.Task.Name == "":
+	case errors.Is(err, messages.ErrNoTask):
 		return nil, errors.New("no task: give --task NAME, --task-file FILE or --spec FILE")
-	}
-	set := func(dst *int, v int) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	set(&spec.Budget, f.budget)
-	set(&spec.Islands, f.islands)
-	set(&spec.BatchSize, f.batch)
-	set(&spec.Episodes, f.episodes)
-	set(&spec.TopK, f.topK)
-	if f.id != "" {
-		spec.ID = f.id
-	}
-	if f.generator != "" {
-		spec.Generator.Kind = f.generator
-	}
-	if f.model != "" {
-		spec.Generator.Model = f.model
-	}
-	if f.temperature != 0 {
-		spec.Generator.Temperature = f.temperature
-	}
-	if f.maxLLMCalls != 0 {
-		spec.Generator.MaxLLMCalls = f.maxLLMCalls
-	}
-	if f.threshold != 0 {
-		spec.StabilityThreshold = f.threshold
-	}
-	if f.seed != 0 {
-		spec.Seed = f.seed
-	}
-	if spec.Seed == 0 {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		for _, x := range b {
-			spec.Seed = spec.Seed<<8 | uint64(x)
-		}
-	}
-	if spec.ID == "" {
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		slug := messages.MemoryContextOf(spec.Task.Name)[len("task-"):]
-		if len(slug) > 40 {
-			slug = slug[:40]
-		}
-		spec.ID = slug + "-" + hex.EncodeToString(b[:])
-	}
-	if spec.Budget == 0 {
+	case errors.Is(err, messages.ErrNoBudget):
 		return nil, errors.New("no budget: give --budget N")
 	}
-	spec.ApplyDefaults()
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
-	return spec, nil
+	return spec, err
 }
 
 func newLocalCmd() *cobra.Command {
@@ -200,7 +125,7 @@ fewer collections for a larger peak (about 0.5 GB resident for a
 300-evaluation campaign, 0.36 GB at the default GOGC=100).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			spec, err := cf.spec()
+			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
