@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// HitDoc keeps what the summary's Pareto front needs of a hit.
+type HitDoc struct {
+	Formula string             `json:"formula"`
+	Margins map[string]float64 `json:"margins"`
+	Score   float64            `json:"score"`
+}
+
+// EvaluationRecord is one evaluation as the reflector records it.
+type EvaluationRecord struct {
+	ID         string
+	Generation int
+	Episode    int
+	Island     int
+	Seed       bool
+	Score      float64
+	Feasible   bool
+	Stable     bool
+	Valid      bool
+	Known      bool
+	Novel      bool
+	Formula    string
+	EAboveHull *float64
+	Member     Member
+	PoolSize   int
+	Find       *Find
+	Hit        *HitDoc
+}
+
+// Outcome says what recording an evaluation completed.
+type Outcome struct {
+	// Duplicate: the evaluation was recorded before; the flags are those of
+	// the first time, so follow-up actions can be repeated idempotently.
+	Duplicate      bool
+	Index          int // 1-based position among the campaign's evaluations
+	SeedsDone      bool
+	GenerationDone bool
+	EpisodeDone    bool
+	CampaignDone   bool
+	// NextReserved says the evaluation that completed a generation also
+	// reserved the next one (trigger "after/<generation>", as
+	// RequestGeneration would): Next is it, or nil when none was due.
+	NextReserved bool
+	Next         *Generation
+}
+
+// RecordEvaluation adds an evaluation to its island's pool and the
+// campaign's counters, once per candidate id.
+func (s *Store) RecordEvaluation(ctx context.Context, campaign string, r *EvaluationRecord) (Outcome, error) {
+	outs, err := s.RecordEvaluations(ctx, campaign, []*EvaluationRecord{r})
+	if err != nil {
+		return Outcome{}, err
+	}
+	return outs[0], nil
+}
+
+// RecordEvaluations records evaluations of one campaign as RecordEvaluation
+// does, in order, atomically and in one round trip, and returns their
+// outcomes in the same order.
+func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*EvaluationRecord) ([]Outcome, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, 10+2*len(rs))
+	keys = append(keys, s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
+		s.docsKey(campaign), s.findsKey(campaign), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign),
+		s.triggersKey(campaign))
+	args := []any{0} // ARGV[1]: the arguments per evaluation, set below
+	for _, r := range rs {
+		doc, err := json.Marshal(r.Member)
+		if err != nil {
+			return nil, fmt.Errorf("store: record evaluation %s: %w", r.ID, err)
+		}
+		find, hit := "", ""
+		if r.Find != nil {
+			b, _ := json.Marshal(r.Find)
+			find = string(b)
+		}
+		if r.Hit != nil {
+			b, _ := json.Marshal(r.Hit)
+			hit = string(b)
+		}
+		ehull := ""
+		if r.EAboveHull != nil {
+			ehull = strconv.FormatFloat(*r.EAboveHull, 'g', -1, 64)
+		}
+		keys = append(keys, s.poolKey(campaign, r.Island, "success"), s.poolKey(campaign, r.Island, "failure"))
+		rec := [...]any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit}
+		args[0] = len(rec)
+		args = append(args, rec[:]...)
+	}
+	res, err := scriptEvaluate.Run(ctx, s.rdb, keys, args...).StringSlice()
+	if err == nil && len(res) != len(rs) {
+		err = fmt.Errorf("%d outcomes for %d evaluations", len(res), len(rs))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: record evaluations of %s (%s…): %w", campaign, rs[0].ID, err)
+	}
+	out := make([]Outcome, len(rs))
+	for i, r := range res {
+		out[i] = parseOutcome(r)
+	}
+	return out, nil
+}
+
+// parseOutcome reads scriptEvaluate's flags for one evaluation.
+func parseOutcome(res string) Outcome {
+	var o Outcome
+	if rest, ok := strings.CutPrefix(res, "dup;"); ok {
+		o.Duplicate = true
+		res = rest
+	}
+	for _, f := range strings.Split(res, ",") {
+		switch {
+		case f == "seeds_done":
+			o.SeedsDone = true
+		case f == "generation_done":
+			o.GenerationDone = true
+		case f == "episode_done":
+			o.EpisodeDone = true
+		case f == "campaign_done":
+			o.CampaignDone = true
+		case strings.HasPrefix(f, "index="):
+			o.Index, _ = strconv.Atoi(strings.TrimPrefix(f, "index="))
+		case strings.HasPrefix(f, "next="):
+			if g, ok, err := parseReservation(strings.TrimPrefix(f, "next=")); err == nil {
+				o.NextReserved = true
+				if ok {
+					o.Next = &g
+				}
+			}
+		}
+	}
+	return o
+}
+
+func b2s(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
