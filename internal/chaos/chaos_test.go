@@ -53,8 +53,8 @@ func chaosProfile(t *testing.T) profile {
 		}
 		return ciProfile
 	case "full":
-		if os.Getenv("CRUCIBLE_DATA") == "" {
-			t.Fatal("CRUCIBLE_CHAOS=full needs CRUCIBLE_DATA (the reference data and CGCNN checkpoints)")
+		if _, ok := testenv.FindDataDir(); !ok {
+			t.Fatal("CRUCIBLE_CHAOS=full needs the reference data and CGCNN checkpoints (CRUCIBLE_DATA, or ../shared beside the clone)")
 		}
 		return fullProfile
 	case "off":

@@ -181,7 +181,7 @@ func followFrom(ctx context.Context, cl *client.Client, stream, filter string, n
 	if !newOnly {
 		return cl.Follow(ctx, stream, filter, false, fn)
 	}
-	return cl.FollowNew(ctx, stream, filter, fn)
+	return cl.FollowNew(ctx, stream, filter, nil, fn)
 }
 
 func verdictLine(v *messages.Verdict) string {

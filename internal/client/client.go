@@ -60,13 +60,14 @@ func (c *Client) Follow(ctx context.Context, stream, filter string, stopAtEnd bo
 			return nil
 		}
 	}
-	return c.read(ctx, st, filter, jetstream.DeliverAllPolicy, stopAtEnd, last, fn)
+	return c.read(ctx, st, filter, jetstream.DeliverAllPolicy, stopAtEnd, last, nil, fn)
 }
 
 // read hands fn the messages of st matching filter from policy on, as
 // Follow and FollowNew describe; with stopAtEnd it returns after the
 // message with stream sequence last, or when none comes for a second.
-func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, stopAtEnd bool, last uint64, fn func(subject string, data []byte) (done bool, err error)) error {
+// ready, when not nil, is called once the consumer exists on the server.
+func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, policy jetstream.DeliverPolicy, stopAtEnd bool, last uint64, ready func(), fn func(subject string, data []byte) (done bool, err error)) error {
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{c.Bus.Subject(filter)}, DeliverPolicy: policy})
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", filter, err)
@@ -78,6 +79,9 @@ func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, p
 		return fmt.Errorf("follow %s: %w", filter, err)
 	}
 	defer it.Stop()
+	if ready != nil {
+		ready()
+	}
 	for ctx.Err() == nil {
 		var msg jetstream.Msg
 		if stopAtEnd {
@@ -163,10 +167,12 @@ func (c *Client) Campaign(ctx context.Context, campaign string) (*messages.Campa
 
 // FollowNew reads the messages published from now on whose subject matches
 // filter, calling fn for each until fn returns done, an error, or ctx ends.
-func (c *Client) FollowNew(ctx context.Context, stream, filter string, fn func(subject string, data []byte) (done bool, err error)) error {
+// ready, when not nil, is called once the subscription is in place: every
+// message published after it was called reaches fn.
+func (c *Client) FollowNew(ctx context.Context, stream, filter string, ready func(), fn func(subject string, data []byte) (done bool, err error)) error {
 	st, err := c.Bus.JS.Stream(ctx, c.Bus.Stream(stream))
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", stream, err)
 	}
-	return c.read(ctx, st, filter, jetstream.DeliverNewPolicy, false, 0, fn)
+	return c.read(ctx, st, filter, jetstream.DeliverNewPolicy, false, 0, ready, fn)
 }

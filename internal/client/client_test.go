@@ -95,10 +95,15 @@ func TestFollowNewSkipsThePast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
+	subscribed := make(chan struct{})
 	go func() {
-		done <- c.FollowNew(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, "a"), episodes(&got, &mu, 9))
+		done <- c.FollowNew(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, "a"), func() { close(subscribed) }, episodes(&got, &mu, 9))
 	}()
-	time.Sleep(300 * time.Millisecond) // let it subscribe
+	select {
+	case <-subscribed:
+	case err := <-done:
+		t.Fatalf("FollowNew returned before subscribing: %v", err)
+	}
 	for g := 5; g < 10; g++ {
 		publish(t, c, "a", g)
 	}

@@ -8,18 +8,62 @@ import (
 	"testing"
 )
 
-// DataDir returns the folder named by CRUCIBLE_DATA (laid out like the
-// project's data folder: data/, models/cgcnn/, golden/). Tests that need the
-// real data call it and are skipped, with the reason, when it is not set or
-// does not exist; CI always sets it.
+// FindDataDir returns the data folder tests read (laid out like the
+// project's data folder: data/, models/cgcnn/, golden/): the one named by
+// CRUCIBLE_DATA when it is set, else ../shared beside the module's root
+// (the directory holding go.mod, found by walking up from the working
+// directory) when it holds data/ and models/cgcnn/. ok is false when
+// there is none, or CRUCIBLE_DATA names a folder that does not exist.
+func FindDataDir() (dir string, ok bool) {
+	if dir := os.Getenv("CRUCIBLE_DATA"); dir != "" {
+		_, err := os.Stat(dir)
+		return dir, err == nil
+	}
+	root, ok := moduleRoot()
+	if !ok {
+		return "", false
+	}
+	shared := filepath.Join(filepath.Dir(root), "shared")
+	if isDir(filepath.Join(shared, "data")) && isDir(filepath.Join(shared, "models", "cgcnn")) {
+		return shared, true
+	}
+	return "", false
+}
+
+// moduleRoot is the nearest directory at or above the working directory
+// that holds go.mod.
+func moduleRoot() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// DataDir returns the data folder (FindDataDir). Tests that need the real
+// data call it and are skipped, with the reason, when there is none.
 func DataDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("CRUCIBLE_DATA")
-	if dir == "" {
-		t.Skip("CRUCIBLE_DATA not set: skipping a test that needs the reference data")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("CRUCIBLE_DATA=%s: %v", dir, err)
+	dir, ok := FindDataDir()
+	switch {
+	case !ok && dir != "":
+		t.Skipf("CRUCIBLE_DATA=%s does not exist: skipping a test that needs the reference data", dir)
+	case !ok:
+		t.Skip("no reference data: CRUCIBLE_DATA is not set and there is no ../shared beside the module's root; skipping a test that needs it")
 	}
 	return dir
 }

@@ -180,7 +180,7 @@ func TestLoadSurvivesCorruption(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03."))
-	if dir := os.Getenv("CRUCIBLE_DATA"); dir != "" {
+	if dir, ok := testenv.FindDataDir(); ok {
 		if good, err := os.ReadFile(filepath.Join(dir, "models", "cgcnn", "band-gap"+checkpointSuffix)); err == nil {
 			f.Add(good[:12000]) // the pickles; their storages are missing
 		}

@@ -74,8 +74,9 @@ func TestRecorderGroupsConcurrentGenerations(t *testing.T) {
 			}
 		})
 	}
-	// The fifth generation gives up (a redelivery of a recorded one, say).
-	time.Sleep(10 * time.Millisecond)
+	// Once the four proposals wait for it, the fifth generation gives up
+	// (a redelivery of a recorded one, say).
+	waitQueued(t, r, "c", 4)
 	tickets[4].end()
 	tickets[4].end() // ending twice changes nothing
 	wg.Wait()
@@ -104,12 +105,7 @@ func TestRecorderWaitsNoLongerThanItsWait(t *testing.T) {
 	a, b := r.begin("c"), r.begin("c")
 	go func() { _, err := a.record(ctx, &store.Proposal{Generation: 2}); done <- err }()
 	go func() { _, err := b.record(ctx, &store.Proposal{Generation: 3}); done <- err }()
-	for queued := 0; queued < 2; {
-		time.Sleep(time.Millisecond)
-		r.mu.Lock()
-		queued = len(r.camps["c"].queue)
-		r.mu.Unlock()
-	}
+	waitQueued(t, r, "c", 2)
 	f.release <- struct{}{}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -133,19 +129,38 @@ func TestRecorderWaitsNoLongerThanItsWait(t *testing.T) {
 // TestRecorderGivesUpWithItsContext: a handler whose context ends stops
 // waiting for the store.
 func TestRecorderGivesUpWithItsContext(t *testing.T) {
-	f := &fakeProposals{release: make(chan struct{})}
+	f := &fakeProposals{called: make(chan struct{}, 1), release: make(chan struct{})}
 	r := newRecorder(f, time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	tk := r.begin("c")
 	done := make(chan error, 1)
 	go func() { _, err := tk.record(ctx, &store.Proposal{Generation: 1}); done <- err }()
-	time.Sleep(10 * time.Millisecond)
+	<-f.called // the store call is in flight, held by release
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("record returned %v, want the context's error", err)
 	}
 	close(f.release)
 	waitForget(t, r)
+}
+
+// waitQueued waits until n proposals of campaign wait in the recorder's
+// queue.
+func waitQueued(t *testing.T, r *recorder, campaign string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		queued := len(r.camps[campaign].queue)
+		r.mu.Unlock()
+		if queued >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d proposals queued after 10 s, want %d", queued, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // waitForget waits for the recorder to forget every campaign (its flushing
