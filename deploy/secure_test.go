@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/crucible-sci/crucible/internal/proc"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 )
 
@@ -43,7 +43,7 @@ func TestSecureInstallation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the end-to-end security test")
 	}
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	dir := t.TempDir()
 	certs := writeTestCerts(t, dir)
 	secrets := filepath.Join(dir, "secrets")

@@ -14,7 +14,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/proc"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
@@ -53,7 +53,7 @@ func chaosProfile(t *testing.T) profile {
 		}
 		return ciProfile
 	case "full":
-		if _, ok := testenv.FindDataDir(); !ok {
+		if _, ok := testbed.FindDataDir(); !ok {
 			t.Fatal("CRUCIBLE_CHAOS=full needs the reference data and CGCNN checkpoints (CRUCIBLE_DATA, or ../shared beside the clone)")
 		}
 		return fullProfile
@@ -71,7 +71,7 @@ func chaosProfile(t *testing.T) profile {
 // guarantee with Verify.
 func TestChaos(t *testing.T) {
 	pr := chaosProfile(t)
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	dir := t.TempDir()
 	bin := testsrv.Binaries(t, dir, "proposer", "evaluator", "reflector", "judge")
 	// The run's time starts once the binaries are built.

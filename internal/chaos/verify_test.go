@@ -11,7 +11,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -21,7 +21,7 @@ import (
 // Verify accepts an undisturbed campaign and reports each kind of damage
 // done to it afterwards.
 func TestVerify(t *testing.T) {
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, oracle, err := wire.Oracle(data, 0)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 )
 
@@ -37,7 +37,7 @@ func exitStatusOf(err error) int {
 }
 
 func TestDataCheck(t *testing.T) {
-	src := testenv.DataDir(t)
+	src := testbed.DataDir(t)
 	out, err := execCLI(t, "data", "check", "--dir", src)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -57,7 +57,7 @@ func TestDataCheck(t *testing.T) {
 }
 
 func TestDataPull(t *testing.T) {
-	src := testenv.DataDir(t)
+	src := testbed.DataDir(t)
 	const corrupted = "/models/cgcnn/poisson-ratio.pth.tar"
 	files := http.FileServer(http.Dir(src))
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // predictFixtures writes structure files: rock salt NaCl (CIF, a known
@@ -48,7 +48,7 @@ type predictJSONLine struct {
 }
 
 func TestPredictJSON(t *testing.T) {
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	f := predictFixtures(t)
 	order := []string{"NaCl.cif", "notes.txt", "RbSrBr3.json", "big.json", "missing"}
 	args := []string{"predict", "--json", "--hull", "--data", data}
@@ -113,7 +113,7 @@ func TestPredictJSON(t *testing.T) {
 }
 
 func TestPredictText(t *testing.T) {
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	f := predictFixtures(t)
 	root := NewRoot()
 	var out, errOut bytes.Buffer

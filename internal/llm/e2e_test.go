@@ -12,7 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -44,7 +44,7 @@ func demonstrations(prompt string) [][]string {
 // islands fill with evaluated candidates, and later prompts show the
 // model's earlier candidates as successes and failures.
 func TestCampaignAgainstFakeModel(t *testing.T) {
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	_, oracle, err := wire.Oracle(data, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestCampaignAgainstFakeModel(t *testing.T) {
 	}
 	ctx := context.Background()
 	st, err := local.Start(ctx, local.Options{
-		NATSURL: testenv.NATSURL(), RedisURL: testenv.RedisURL(), Namespace: testsrv.Namespace(), MemoryStreams: true,
+		NATSURL: testbed.NATSURL(), RedisURL: testbed.RedisURL(), Namespace: testsrv.Namespace(), MemoryStreams: true,
 		Oracle: oracle,
 		Proposer: func(s *store.Store) proposer.Config {
 			gen, err := llm.NewGenerator(client, s)

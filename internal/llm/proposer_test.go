@@ -12,7 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -42,7 +42,7 @@ func stack(t *testing.T, srv *llmtest.Server, cfg llm.Config) *local.Stack {
 	}
 	ctx := context.Background()
 	st, err := local.Start(ctx, local.Options{
-		NATSURL: testenv.NATSURL(), RedisURL: testenv.RedisURL(), Namespace: testsrv.Namespace(), MemoryStreams: true,
+		NATSURL: testbed.NATSURL(), RedisURL: testbed.RedisURL(), Namespace: testsrv.Namespace(), MemoryStreams: true,
 		NoServices: true,
 		Proposer: func(s *store.Store) proposer.Config {
 			gen, err := llm.NewGenerator(c, s)

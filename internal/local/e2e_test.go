@@ -15,7 +15,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/evolve"
@@ -34,7 +34,7 @@ var (
 
 func deps(t *testing.T) (evaluator.Oracle, *reference.DB) {
 	t.Helper()
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	loadOnce.Do(func() {
 		if _, oracle, loadErr = wire.Oracle(dir, 0); loadErr != nil {
 			return
@@ -60,7 +60,7 @@ func easyTask() task.Task {
 // always, and the real servers when CRUCIBLE_TEST_* name them.
 func servers(t *testing.T) map[string]local.Options {
 	out := map[string]local.Options{"embedded": {}}
-	if n, r := testenv.NATSURL(), testenv.RedisURL(); n != "" && r != "" {
+	if n, r := testbed.NATSURL(), testbed.RedisURL(); n != "" && r != "" {
 		out["real"] = local.Options{NATSURL: n, RedisURL: r, MemoryStreams: true}
 	}
 	return out

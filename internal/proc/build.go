@@ -29,25 +29,6 @@ var (
 	BuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
 )
 
-// ModuleRoot returns the directory holding the module's go.mod, searching
-// upward from the working directory.
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("proc: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // GoTool is the go command: the one on PATH, else the one of the Go
 // installation that built this program.
 func GoTool() (string, error) {

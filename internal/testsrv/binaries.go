@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // buildTimeout is how long Binaries gives the build. It is separate from
@@ -22,12 +23,12 @@ const buildTimeout = 10 * time.Minute
 // folder. The build has its own time, buildTimeout, so a test's scenario
 // clock should start after it.
 //
-// It lives here, not in testenv: proc links the embedded NATS server,
+// It lives here, not in testbed: proc links the embedded NATS server,
 // whose process-statistics goroutine allocates every second, and every
-// package's tests use testenv, some of them to count allocations.
+// package's tests use testbed, some of them to count allocations.
 func Binaries(t testing.TB, dir string, names ...string) string {
 	t.Helper()
-	root, err := proc.ModuleRoot()
+	root, err := testbed.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/embedded"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // Namespace returns a fresh namespace for one test ("t" + 10 hex digits).
@@ -25,7 +25,7 @@ func Namespace() string {
 // whether it is the real one.
 func NATS(t testing.TB) (url string, real bool) {
 	t.Helper()
-	if u := testenv.NATSURL(); u != "" {
+	if u := testbed.NATSURL(); u != "" {
 		return u, true
 	}
 	n, err := embedded.StartNATS(t.TempDir())
@@ -40,7 +40,7 @@ func NATS(t testing.TB) (url string, real bool) {
 // the real one.
 func Redis(t testing.TB) (url string, real bool) {
 	t.Helper()
-	if u := testenv.RedisURL(); u != "" {
+	if u := testbed.RedisURL(); u != "" {
 		return u, true
 	}
 	r, err := embedded.StartRedis()

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -18,7 +18,7 @@ var mainProperties = []string{"formation-energy-per-atom", "band-gap", "bulk-mod
 func BenchmarkFeaturize(b *testing.B) {
 	_, names := goldenSet(b)
 	structs := readGoldenCIFs(b, names)
-	atoms, err := LoadAtomFeatures(testenv.DataPath(b, "models", "cgcnn", AtomInitFile))
+	atoms, err := LoadAtomFeatures(testbed.DataPath(b, "models", "cgcnn", AtomInitFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func BenchmarkForward(b *testing.B) {
 // properties, for the 51 golden structures, in one goroutine.
 func BenchmarkPredictCIF(b *testing.B) {
 	_, names := goldenSet(b)
-	dir := testenv.DataPath(b, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(b, "golden", "cgcnn", "cifs")
 	set := loadTestSet(b, mainProperties...)
 	structs := make([]*crystal.Structure, len(names))
 	b.ReportAllocs()

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // TestLoadCheckpoints loads every published checkpoint and checks what the
 // file says about itself.
 func TestLoadCheckpoints(t *testing.T) {
-	dir := testenv.DataPath(t, "models", "cgcnn")
+	dir := testbed.DataPath(t, "models", "cgcnn")
 	for _, name := range checkpointNames {
 		m, err := LoadCheckpoint(filepath.Join(dir, name+checkpointSuffix))
 		if err != nil {
@@ -66,7 +66,7 @@ func TestLoadCheckpoints(t *testing.T) {
 // and files that are not checkpoints: each must fail with ErrCheckpoint
 // and a message that says what was expected.
 func TestLoadRejectsBadFiles(t *testing.T) {
-	good, err := os.ReadFile(testenv.DataPath(t, "models", "cgcnn", "band-gap"+checkpointSuffix))
+	good, err := os.ReadFile(testbed.DataPath(t, "models", "cgcnn", "band-gap"+checkpointSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 // TestLoadSurvivesCorruption flips random bytes of a real checkpoint: the
 // loader must return a model or an error, never panic or hang.
 func TestLoadSurvivesCorruption(t *testing.T) {
-	good, err := os.ReadFile(testenv.DataPath(t, "models", "cgcnn", "semi-metal-classification"+checkpointSuffix))
+	good, err := os.ReadFile(testbed.DataPath(t, "models", "cgcnn", "semi-metal-classification"+checkpointSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestLoadSurvivesCorruption(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03."))
-	if dir, ok := testenv.FindDataDir(); ok {
+	if dir, ok := testbed.FindDataDir(); ok {
 		if good, err := os.ReadFile(filepath.Join(dir, "models", "cgcnn", "band-gap"+checkpointSuffix)); err == nil {
 			f.Add(good[:12000]) // the pickles; their storages are missing
 		}

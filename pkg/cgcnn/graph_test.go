@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -156,7 +156,7 @@ func TestPaddedStructuresMatchReference(t *testing.T) {
 
 // TestAtomFeaturesTable checks the published table and the reader's errors.
 func TestAtomFeaturesTable(t *testing.T) {
-	a, err := LoadAtomFeatures(testenv.DataPath(t, "models", "cgcnn", AtomInitFile))
+	a, err := LoadAtomFeatures(testbed.DataPath(t, "models", "cgcnn", AtomInitFile))
 	if err != nil {
 		t.Fatal(err)
 	}

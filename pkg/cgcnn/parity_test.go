@@ -9,7 +9,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -35,7 +35,7 @@ type goldenStructure struct {
 // structures, sorted.
 func goldenSet(t testing.TB) (map[string]goldenStructure, []string) {
 	t.Helper()
-	data, err := os.ReadFile(testenv.DataPath(t, "golden", "cgcnn", "predictions.json"))
+	data, err := os.ReadFile(testbed.DataPath(t, "golden", "cgcnn", "predictions.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func loadTestSet(t testing.TB, names ...string) *Set {
 	if len(names) == 0 {
 		names = checkpointNames
 	}
-	set, err := LoadSet(testenv.DataPath(t, "models", "cgcnn"), names...)
+	set, err := LoadSet(testbed.DataPath(t, "models", "cgcnn"), names...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func loadTestSet(t testing.TB, names ...string) *Set {
 // readGoldenCIFs reads the golden structures with crystal.ReadFile.
 func readGoldenCIFs(t testing.TB, names []string) []*crystal.Structure {
 	t.Helper()
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	structs := make([]*crystal.Structure, len(names))
 	for i, name := range names {
 		s, err := crystal.ReadFile(filepath.Join(dir, name))
@@ -173,7 +173,7 @@ func hasMixedTruncationTie(t *testing.T, s *crystal.Structure) bool {
 // distances against those the reference used (rounded to 1e-8 Å there).
 func TestNeighborDistancesMatchReference(t *testing.T) {
 	golden, names := goldenSet(t)
-	atoms, err := LoadAtomFeatures(testenv.DataPath(t, "models", "cgcnn", "atom_init.json"))
+	atoms, err := LoadAtomFeatures(testbed.DataPath(t, "models", "cgcnn", "atom_init.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // readCIFFile parses a CIF file or fails the test.
@@ -80,7 +80,7 @@ func requireSameOrder(t *testing.T, got, want *Structure, tol float64) {
 // pymatgen. Expansion must give the same cell, composition and sites, in
 // pymatgen's order.
 func TestCIFSymmetryExpansionMatchesP1Twins(t *testing.T) {
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	cods, err := filepath.Glob(filepath.Join(dir, "cod-*.cif"))
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestCIFSymmetryExpansionMatchesP1Twins(t *testing.T) {
 
 // Volume, density and atom count of every golden CIF agree with pymatgen's.
 func TestCIFGoldenVolumesAndDensities(t *testing.T) {
-	path := testenv.DataPath(t, "golden", "cgcnn", "predictions.json")
+	path := testbed.DataPath(t, "golden", "cgcnn", "predictions.json")
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

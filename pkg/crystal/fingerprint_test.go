@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 func fingerprintOf(t testing.TB, s *Structure) string {
@@ -336,7 +336,7 @@ func TestDissimilarity(t *testing.T) {
 // its P1 rewrite by pymatgen (icsd-*) get the same key, and keys survive
 // 0.01 Å noise.
 func TestFingerprintGoldenStructures(t *testing.T) {
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -503,7 +503,7 @@ func pinnedCorpus(t testing.TB) map[string]*Structure {
 // goldenCorpus is the golden COD and Materials Project structures of the
 // reference data, by "golden <file>".
 func goldenCorpus(t testing.TB) map[string]*Structure {
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

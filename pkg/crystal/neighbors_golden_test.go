@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 type goldenNeighbors struct {
@@ -23,14 +23,14 @@ type goldenNeighbors struct {
 func goldenStructures(t testing.TB) (map[string]*Structure, goldenNeighbors) {
 	t.Helper()
 	var g goldenNeighbors
-	data, err := os.ReadFile(testenv.DataPath(t, "golden", "cgcnn", "predictions.json"))
+	data, err := os.ReadFile(testbed.DataPath(t, "golden", "cgcnn", "predictions.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatal(err)
 	}
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	out := map[string]*Structure{}
 	for name := range g.Structures {
 		s, err := ReadFile(filepath.Join(dir, name))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // The pymatgen fixtures of the COD files (pymatgen's
@@ -22,7 +22,7 @@ func TestParsePymatgenJSONMatchesCODReading(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromCIF := readCIFFile(t, testenv.DataPath(t, "golden", "cgcnn", "cifs", "cod-"+id+".cif"))
+			fromCIF := readCIFFile(t, testbed.DataPath(t, "golden", "cgcnn", "cifs", "cod-"+id+".cif"))
 			gm, wm := fromCIF.Lattice.Matrix(), fromJSON.Lattice.Matrix()
 			for i := range gm {
 				for j := range gm[i] {

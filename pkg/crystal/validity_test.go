@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 func validityStructure(t testing.TB, a float64, species []string, frac []Vec3) *Structure {
@@ -294,7 +294,7 @@ func TestMinimumDistanceMatchesBruteForce(t *testing.T) {
 // pymatgen neighbour distance of the golden CGCNN structures, and the
 // report's facts match pymatgen's.
 func TestValidateGoldenStructures(t *testing.T) {
-	dir := testenv.DataPath(t, "golden", "cgcnn")
+	dir := testbed.DataPath(t, "golden", "cgcnn")
 	raw, err := os.ReadFile(filepath.Join(dir, "predictions.json"))
 	if err != nil {
 		t.Fatal(err)

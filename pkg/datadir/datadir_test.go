@@ -14,13 +14,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // TestManifestMatchesDataFolder checks the embedded sums and sizes against
 // the SHA256SUMS files of the data folder and the files themselves.
 func TestManifestMatchesDataFolder(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	listed := map[string]string{}
 	for _, sub := range []string{TablesDir, ModelsDir} {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(sub), "SHA256SUMS"))
@@ -91,7 +91,7 @@ func pullEvents(t *testing.T, dir string, opt PullOptions) (map[string]EventKind
 // TestPullFromMirror fetches a whole data directory from a mirror (the data
 // folder served over HTTP), then pulls again and fetches nothing.
 func TestPullFromMirror(t *testing.T) {
-	src := testenv.DataDir(t)
+	src := testbed.DataDir(t)
 	srv := &countingHandler{h: http.FileServer(http.Dir(src))}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -191,7 +191,7 @@ func splitCSV(t *testing.T, data []byte, n int) [][]byte {
 // corrupted file is a checksum error that leaves nothing behind, a 404 is
 // an HTTP error, and the other files are fetched all the same.
 func TestPullFromPublicLayout(t *testing.T) {
-	src := testenv.DataDir(t)
+	src := testbed.DataDir(t)
 	corrupt := map[string]bool{"data/mp_bulk_modulus.csv": true, "models/cgcnn/efermi.pth.tar": true}
 	mux := http.NewServeMux()
 	mux.Handle("/", githubMirror(t, src, corrupt))
@@ -246,7 +246,7 @@ func unwrapJoined(err error) []error {
 // TestPullReplacesCorruptFile fetches again a file present with a wrong sum,
 // and leaves a good one alone.
 func TestPullReplacesCorruptFile(t *testing.T) {
-	src := testenv.DataDir(t)
+	src := testbed.DataDir(t)
 	srv := &countingHandler{h: http.FileServer(http.Dir(src))}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

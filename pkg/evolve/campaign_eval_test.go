@@ -31,7 +31,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/island"
 	"github.com/crucible-sci/crucible/pkg/oracle"
@@ -60,7 +60,7 @@ type campaignResult struct {
 }
 
 func TestCampaign(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	o, err := oracle.Open(dir, oracle.Options{Checkpoints: []string{"band-gap", "formation-energy-per-atom"}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -216,7 +216,7 @@ func TestSeedsEdgeCases(t *testing.T) {
 }
 
 func TestSeedsFromReferenceTables(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	values := map[string]map[string]float64{}
 	for _, tab := range []struct{ file, prop string }{
 		{"mp_gap.csv", "band_gap"}, {"mp_e_form.csv", "formation_energy_per_atom"}, {"mp_e_hull.csv", "e_above_hull"},

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -132,7 +132,7 @@ func TestDirection(t *testing.T) {
 // gap and formation-energy trends rank the reference compounds with
 // Spearman ρ of about 0.56 and 0.81.
 func TestTrendRanksReference(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	read := func(file string) map[string]float64 {
 		f, err := os.Open(filepath.Join(dir, "data", file))
 		if err != nil {

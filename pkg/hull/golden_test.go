@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -41,7 +41,7 @@ type goldenSystem struct {
 
 func loadGolden(t testing.TB) goldenFile {
 	t.Helper()
-	b, err := os.ReadFile(testenv.DataPath(t, "golden", "hull", "phase_diagrams.json"))
+	b, err := os.ReadFile(testbed.DataPath(t, "golden", "hull", "phase_diagrams.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

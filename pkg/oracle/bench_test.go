@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // BenchmarkOpen measures loading the oracle: reference tables, seven CGCNN
 // checkpoints and the hull cache's reference phases.
 func BenchmarkOpen(b *testing.B) {
-	dir := testenv.DataDir(b)
+	dir := testbed.DataDir(b)
 	for b.Loop() {
 		if _, err := Open(dir, Options{}); err != nil {
 			b.Fatal(err)

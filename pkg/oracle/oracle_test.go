@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/datadir"
@@ -32,7 +32,7 @@ var shared struct {
 
 func testOracle(t testing.TB) *Oracle {
 	t.Helper()
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	shared.once.Do(func() { shared.o, shared.err = Open(dir, Options{}) })
 	if shared.err != nil {
 		t.Fatal(shared.err)
@@ -144,7 +144,7 @@ func TestInvalidStructures(t *testing.T) {
 // with Na is invalid, with a reason.
 func TestUnsupportedElement(t *testing.T) {
 	o := testOracle(t)
-	models := datadir.Models(testenv.DataDir(t))
+	models := datadir.Models(testbed.DataDir(t))
 	data, err := os.ReadFile(filepath.Join(models, cgcnn.AtomInitFile))
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +303,7 @@ func TestKnownAndUnknown(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	if _, err := Open(dir, Options{Checkpoints: []string{"band-gap", "final-energy-per-atom"}}); err == nil || !strings.Contains(err.Error(), "final-energy-per-atom") {
 		t.Errorf("Open with a non-property checkpoint: %v", err)
 	}

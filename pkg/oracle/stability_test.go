@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/reference"
@@ -24,7 +24,7 @@ import (
 // energies, energies above hull and decompositions must agree.
 func TestReferencePhasesMatchPymatgen(t *testing.T) {
 	o := testOracle(t)
-	data, err := os.ReadFile(testenv.DataPath(t, "golden", "hull", "phase_diagrams.json"))
+	data, err := os.ReadFile(testbed.DataPath(t, "golden", "hull", "phase_diagrams.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

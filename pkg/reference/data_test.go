@@ -3,14 +3,14 @@ package reference
 import (
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // TestReferenceData checks the published tables: row counts (those of the
 // data folder's README) and values of well-known compounds read from the
 // files.
 func TestReferenceData(t *testing.T) {
-	db, err := Load(testenv.DataPath(t, "data"))
+	db, err := Load(testbed.DataPath(t, "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestReferenceData(t *testing.T) {
 
 // BenchmarkLoad measures loading every table (about 8 MB of CSV).
 func BenchmarkLoad(b *testing.B) {
-	dir := testenv.DataPath(b, "data")
+	dir := testbed.DataPath(b, "data")
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // hullDropped are the task-file rows whose "Energy above hull ≤ 5.0
@@ -24,7 +24,7 @@ var hullDropped = map[string]bool{
 // TestBuiltinsMatchTaskFile parses LLEMA's task file with ReadCSV and
 // compares each row with the built-in task of the same name.
 func TestBuiltinsMatchTaskFile(t *testing.T) {
-	f, err := os.Open(testenv.DataPath(t, "data", "llema_tasks.csv"))
+	f, err := os.Open(testbed.DataPath(t, "data", "llema_tasks.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 func TestBenchHull(t *testing.T) {
-	golden := testenv.DataPath(t, "golden", "hull", "phase_diagrams.json")
+	golden := testbed.DataPath(t, "golden", "hull", "phase_diagrams.json")
 	res, err := Run(Options{Golden: golden, MinTime: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

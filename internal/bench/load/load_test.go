@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // A small run on embedded servers: every campaign's budget is evaluated,
@@ -14,7 +14,7 @@ func TestRunEmbedded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	data := testenv.DataDir(t)
+	data := testbed.DataDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, Options{Campaigns: 3, Budget: 12, Task: "Stable Wide-Bandgap Semiconductors", Evaluators: 2,

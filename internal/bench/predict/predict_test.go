@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // A short run checks the predictions against the golden values and times
 // each configuration; a missing reference interpreter is a clear error.
 func TestRun(t *testing.T) {
-	data := testenv.DataDir(t)
-	testenv.DataPath(t, "golden", "cgcnn", "predictions.json")
+	data := testbed.DataDir(t)
+	testbed.DataPath(t, "golden", "cgcnn", "predictions.json")
 	res, err := Run(context.Background(), Options{DataDir: data, MinTime: time.Millisecond, Workers: 2})
 	if err != nil {
 		t.Fatal(err)

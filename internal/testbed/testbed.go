@@ -1,8 +1,9 @@
-// Package testenv gives tests the environment they may use: the reference
+// Package testbed gives tests the environment they may use: the reference
 // data folder and the addresses of real NATS and Redis servers.
-package testenv
+package testbed
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,8 +20,8 @@ func FindDataDir() (dir string, ok bool) {
 		_, err := os.Stat(dir)
 		return dir, err == nil
 	}
-	root, ok := moduleRoot()
-	if !ok {
+	root, err := ModuleRoot()
+	if err != nil {
 		return "", false
 	}
 	shared := filepath.Join(filepath.Dir(root), "shared")
@@ -30,20 +31,20 @@ func FindDataDir() (dir string, ok bool) {
 	return "", false
 }
 
-// moduleRoot is the nearest directory at or above the working directory
-// that holds go.mod.
-func moduleRoot() (string, bool) {
+// ModuleRoot returns the directory holding the module's go.mod: the
+// nearest at or above the working directory.
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", false
+		return "", err
 	}
 	for {
 		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && fi.Mode().IsRegular() {
-			return dir, true
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", false
+			return "", errors.New("no go.mod above the working directory")
 		}
 		dir = parent
 	}
