@@ -3,6 +3,7 @@ package crystal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -207,7 +208,7 @@ func parseCIFLoop(lx *cifLexer, b *CIFBlock, line int) (cifToken, error) {
 	tok, err := lx.next()
 	for err == nil && tok.kind == cifTag {
 		key := normalizeCIFTag(tok.text)
-		if b.has(key) || cifContains(loop.tags, key) {
+		if b.has(key) || slices.Contains(loop.tags, key) {
 			return tok, fmt.Errorf("%w: line %d: tag %s appears twice in data block %q", ErrBadCIF, tok.line, tok.text, b.Name)
 		}
 		loop.tags = append(loop.tags, key)
@@ -236,15 +237,6 @@ func parseCIFLoop(lx *cifLexer, b *CIFBlock, line int) (cifToken, error) {
 	}
 	b.order = append(b.order, loop.tags...)
 	return tok, nil
-}
-
-func cifContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // cifQuote quotes s for an error message, cut to a readable length.

@@ -12,6 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // Reason is why a candidate is invalid, or what could not be evaluated for
@@ -217,10 +218,10 @@ func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
 	res.Valid = len(res.Reasons) == 0
 	res.Properties = map[string]Value{}
 	if isFinite(rep.Density) {
-		res.Properties["density"] = Value{Value: rep.Density, Unit: unitOf("density"), Source: SourceStructure}
+		res.Properties["density"] = Value{Value: rep.Density, Unit: task.UnitOf("density"), Source: SourceStructure}
 	}
 	if isFinite(rep.VolumePerAtom) {
-		res.Properties["volume_per_atom"] = Value{Value: rep.VolumePerAtom, Unit: unitOf("volume_per_atom"), Source: SourceStructure}
+		res.Properties["volume_per_atom"] = Value{Value: rep.VolumePerAtom, Unit: task.UnitOf("volume_per_atom"), Source: SourceStructure}
 	}
 	return res, rep
 }
@@ -243,7 +244,7 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 					Detail: fmt.Sprintf("%s predicted %v for %s", s.Checkpoint, v, s.Property)})
 				continue
 			}
-			res.Properties[s.Property] = Value{Value: v, Unit: unitOf(s.Property), Source: SourceCGCNN, Uncertainty: s.Uncertainty(v)}
+			res.Properties[s.Property] = Value{Value: v, Unit: task.UnitOf(s.Property), Source: SourceCGCNN, Uncertainty: s.Uncertainty(v)}
 		}
 	}
 	if !o.opts.SurrogateOnly {

@@ -3,8 +3,6 @@ package oracle
 import (
 	"math"
 	"slices"
-
-	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // Source says where a value comes from.
@@ -97,13 +95,4 @@ func surrogateByCheckpoint(name string) (Surrogate, bool) {
 		}
 	}
 	return Surrogate{}, false
-}
-
-// unitOf is the canonical unit of a registered property.
-func unitOf(name string) string {
-	p, err := task.PropertyByName(name)
-	if err != nil {
-		return ""
-	}
-	return p.Unit
 }

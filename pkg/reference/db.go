@@ -190,7 +190,7 @@ func (db *DB) value(name string, t Table, reduced string, rule Rule, f func(floa
 		return Value{}, false
 	}
 	v := Value{
-		Property: name, Unit: unitOf(name), Table: t.Name, Rule: rule,
+		Property: name, Unit: task.UnitOf(name), Table: t.Name, Rule: rule,
 		Count: s.Count, Min: f(s.Min), Max: f(s.Max), MinFormula: s.MinFormula,
 	}
 	switch rule {
@@ -200,15 +200,6 @@ func (db *DB) value(name string, t Table, reduced string, rule Rule, f func(floa
 		v.Value = f(s.Median)
 	}
 	return v, true
-}
-
-// unitOf is the canonical unit of a registered property.
-func unitOf(name string) string {
-	p, err := task.PropertyByName(name)
-	if err != nil {
-		return ""
-	}
-	return p.Unit
 }
 
 // Formulas returns the reduced formula of every formation-energy entry, in

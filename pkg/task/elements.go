@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -14,9 +15,9 @@ import (
 func (r ElementRules) Allows(e crystal.Element) bool {
 	sym := e.Symbol()
 	switch {
-	case contains(r.Exclude, sym):
+	case slices.Contains(r.Exclude, sym):
 		return false
-	case r.AllowedOnly != nil && !contains(r.AllowedOnly, sym):
+	case r.AllowedOnly != nil && !slices.Contains(r.AllowedOnly, sym):
 		return false
 	case r.EarthAbundant && !e.EarthAbundant():
 		return false
@@ -38,10 +39,10 @@ func (r ElementRules) CheckElements(els []crystal.Element) []string {
 	var excluded, outside, rare, toxic []string
 	for _, e := range els {
 		sym := e.Symbol()
-		if contains(r.Exclude, sym) {
+		if slices.Contains(r.Exclude, sym) {
 			excluded = append(excluded, sym)
 		}
-		if r.AllowedOnly != nil && !contains(r.AllowedOnly, sym) {
+		if r.AllowedOnly != nil && !slices.Contains(r.AllowedOnly, sym) {
 			outside = append(outside, sym)
 		}
 		if r.EarthAbundant && !e.EarthAbundant() {
@@ -82,18 +83,9 @@ func (r ElementRules) CheckElements(els []crystal.Element) []string {
 // Check checks a composition against the task's element rules.
 func (t Task) Check(c crystal.Composition) []string { return t.Elements.Check(c) }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func containsAny(els []crystal.Element, syms []string) bool {
 	for _, e := range els {
-		if contains(syms, e.Symbol()) {
+		if slices.Contains(syms, e.Symbol()) {
 			return true
 		}
 	}

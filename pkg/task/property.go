@@ -214,6 +214,16 @@ func PropertyByName(name string) (Property, error) {
 	return Property{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownProperty, name, strings.Join(PropertyNames(), ", "))
 }
 
+// UnitOf is the unit of a property given by canonical name or alias, ""
+// for an unknown one.
+func UnitOf(name string) string {
+	p, err := PropertyByName(name)
+	if err != nil {
+		return ""
+	}
+	return p.Unit
+}
+
 // canonicalProperty reports whether name is a canonical property name and
 // returns it.
 func canonicalProperty(name string) (Property, bool) {
