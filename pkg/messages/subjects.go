@@ -81,8 +81,8 @@ const (
 // re-published after a crash is dropped by the stream.
 const DuplicateWindow = 10 * time.Minute
 
-// Streams are the streams Crucible uses (ARCHITECTURE.md, "Messaging
-// contract").
+// Streams are the streams Crucible uses (docs/architecture.md, "Subjects
+// and streams").
 var Streams = []StreamSpec{
 	{
 		Name:        StreamCampaigns,
