@@ -121,8 +121,7 @@ real servers instead. Data (CGCNN checkpoints, reference tables) comes from
 with "crucible data pull").
 
 The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
-fewer collections for a larger peak (about 0.5 GB resident for a
-300-evaluation campaign, 0.36 GB at the default GOGC=100).`,
+fewer collections for a larger peak heap.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := cf.spec(cmd.ErrOrStderr())

@@ -234,13 +234,12 @@ type oracleTiming struct {
 // bracket is (a) for a campaign (b), from the oracle timed on the
 // previous campaign's candidates before it (before) and after it (again),
 // and on its own candidates after it (after). Two campaigns of the same
-// spec propose different candidates (of the same seed and budget here,
-// 109 formulas in common out of about 570, and 13 % apart in the mean
-// square of their sites, which the oracle's cost follows), so (a) is
-// taken on (b)'s own candidates; the machine's speed before (b) is
-// carried over to them by the previous campaign's, timed on both sides:
-// (a) averages the rate after (b) with that rate scaled by before/again.
-// CPU per structure is treated alike; steal is the three timings' mean.
+// spec propose different candidates, of different sizes, which the
+// oracle's cost follows, so (a) is taken on (b)'s own candidates; the
+// machine's speed before (b) is carried over to them by the previous
+// campaign's, timed on both sides: (a) averages the rate after (b) with
+// that rate scaled by before/again. CPU per structure is treated alike;
+// steal is the three timings' mean.
 func bracket(before, after, again oracleTiming) oracleTiming {
 	t := oracleTiming{rate: after.rate, cpuPer: after.cpuPer}
 	if before.rate > 0 && again.rate > 0 {
