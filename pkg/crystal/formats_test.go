@@ -2,6 +2,7 @@ package crystal
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -250,5 +251,45 @@ func TestDetectFileFormat(t *testing.T) {
 	}
 	if s, _, err := (ReadOptions{Species: []Element{MustElement("Zn"), MustElement("O")}}).Read(bytes.NewReader(vasp4), ""); err != nil || s.NumSites() != 4 {
 		t.Errorf("VASP 4 with species: %v, %v", s, err)
+	}
+}
+
+// The hand-made POSCAR and XYZ files read as pymatgen or ASE reads them:
+// the same cell, species and fractional coordinates, site by site (see
+// testdata/formats_reference.py for which reader reads which file).
+func TestFixturesReadAsPymatgenAndASE(t *testing.T) {
+	var ref map[string]struct {
+		Reader  string   `json:"reader"`
+		Matrix  [3]Vec3  `json:"matrix"`
+		Species []string `json:"species"`
+		Frac    []Vec3   `json:"frac"`
+	}
+	if err := json.Unmarshal(readTestdata(t, "formats_reference.json"), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref) < 7 {
+		t.Fatalf("%d reference files", len(ref))
+	}
+	for name, want := range ref {
+		t.Run(name, func(t *testing.T) {
+			s, err := ReadFile(filepath.Join("testdata", filepath.FromSlash(name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.NumSites() != len(want.Species) {
+				t.Fatalf("%d sites, %s reads %d", s.NumSites(), want.Reader, len(want.Species))
+			}
+			m := s.Lattice.Matrix()
+			for i := range m {
+				if !sameVec(m[i], want.Matrix[i], 1e-12) {
+					t.Errorf("lattice vector %d = %v, %s reads %v", i, m[i], want.Reader, want.Matrix[i])
+				}
+			}
+			for i, e := range s.Species {
+				if e.Symbol() != want.Species[i] || !sameVec(s.Frac[i], want.Frac[i], 1e-12) {
+					t.Errorf("site %d: %s %v, %s reads %s %v", i, e, s.Frac[i], want.Reader, want.Species[i], want.Frac[i])
+				}
+			}
+		})
 	}
 }

@@ -185,3 +185,25 @@ Cl     1.7500000000     2.2500000000     2.5000000000
 		}
 	}
 }
+
+// The spellings of a lattice and pbc that ASE and the extxyz library
+// write: quoted, in braces, as a flat or nested array; T/F or True/False;
+// keys in any case.
+func TestParseXYZLatticeSpellings(t *testing.T) {
+	for _, header := range []string{
+		`Lattice="4 0 0 0 5 0 0 0 6"`,
+		`lattice={4 0 0 0 5 0 0 0 6} PBC="T T T"`,
+		`Lattice=[4, 0, 0, 0, 5, 0, 0, 0, 6] pbc=[True, true, T]`,
+		`Lattice=[[4, 0, 0], [0, 5, 0], [0, 0, 6]] Properties=species:S:1:pos:R:3`,
+		`energy=-1.5 "Lattice" = "4.0D0 0 0 0 5 0 0 0 6" pbc="T T T" is_relaxed`,
+	} {
+		s, err := ParseXYZ([]byte("1\n" + header + "\nNa 2 2.5 3\n"))
+		if err != nil {
+			t.Errorf("%s: %v", header, err)
+			continue
+		}
+		if m := s.Lattice.Matrix(); m != [3][3]float64{{4, 0, 0}, {0, 5, 0}, {0, 0, 6}} || s.Frac[0] != (Vec3{0.5, 0.5, 0.5}) {
+			t.Errorf("%s: lattice %v, site %v", header, m, s.Frac[0])
+		}
+	}
+}
