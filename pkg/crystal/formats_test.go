@@ -293,3 +293,19 @@ func TestFixturesReadAsPymatgenAndASE(t *testing.T) {
 		})
 	}
 }
+
+// A cell with a vector far shorter than the decimals written (here 4.6e-34
+// Å, from a volume scale) keeps it: the small components take an exponent.
+func TestWritersKeepTinyLatticeComponents(t *testing.T) {
+	s, err := ParsePOSCAR([]byte("\n-1\n1e100 0 0\n0 1 0\n0 0 1\nB\n1\nC\n0 0 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{FormatPOSCAR, FormatXYZ, FormatPymatgenJSON} {
+		back := writeAndRead(t, s, f)
+		requireCloseRoundTrip(t, back, s, 1e-15)
+		if math.Abs(back.Volume()-1) > 1e-12 {
+			t.Errorf("%s: volume %g, want 1", f, back.Volume())
+		}
+	}
+}

@@ -440,8 +440,11 @@ func isFortranLogical(f string) bool {
 // position per site followed by its element, numbers with 16 decimals as
 // pymatgen's Poscar writes them. Sites keep the order of s: consecutive
 // sites of one element form a group, so an element may appear in several
-// groups (Na Cl Na), which VASP accepts with a matching POTCAR. ParsePOSCAR
-// reads the output back to within 5e-17 in each coordinate.
+// groups (Na Cl Na), which VASP accepts with a matching POTCAR. A lattice
+// component below 1e-6 Å in size is written with an exponent, so that no
+// vector rounds away; a cell that still cannot be written (one whose
+// written vectors are coplanar) is an error wrapping ErrBadLattice.
+// ParsePOSCAR reads the output back to within 5e-17 in each number.
 func WritePOSCAR(w io.Writer, s *Structure, comment string) error {
 	if err := checkWritable(s); err != nil {
 		return fmt.Errorf("write POSCAR: %w", err)
@@ -465,11 +468,14 @@ func WritePOSCAR(w io.Writer, s *Structure, comment string) error {
 		symbols[i] = e.Symbol()
 	}
 
+	rows, err := writtenLattice(s.Lattice, fixed16, 1e-6)
+	if err != nil {
+		return fmt.Errorf("write POSCAR: %w", err)
+	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s\n1.0\n", comment)
-	m := s.Lattice.Matrix()
-	for _, row := range m {
-		fmt.Fprintf(bw, "%s %s %s\n", fixed16(row[0]), fixed16(row[1]), fixed16(row[2]))
+	for _, row := range rows {
+		fmt.Fprintf(bw, "%s %s %s\n", row[0], row[1], row[2])
 	}
 	fmt.Fprintf(bw, "%s\n%s\nDirect\n", strings.Join(symbols, " "), strings.Join(counts, " "))
 	for i, f := range s.Frac {
@@ -488,6 +494,33 @@ func fixed16(x float64) string {
 		x = 0 // drops the sign of −0
 	}
 	return fmt.Sprintf("%21.16f", x)
+}
+
+// writtenLattice formats the lattice vectors with fixed, except for
+// components smaller than small in size, which take an exponent (16
+// significant digits), and checks that the numbers as written still make a
+// cell.
+func writtenLattice(l Lattice, fixed func(float64) string, small float64) ([3][3]string, error) {
+	var rows [3][3]string
+	var back [3][3]float64
+	for i, row := range l.Matrix() {
+		for j, x := range row {
+			if x != 0 && math.Abs(x) < small {
+				rows[i][j] = fmt.Sprintf("%.15e", x)
+			} else {
+				rows[i][j] = fixed(x)
+			}
+			back[i][j], _ = parseFortranFloat(strings.TrimSpace(rows[i][j]))
+		}
+	}
+	wl, err := NewLattice(back)
+	if err == nil {
+		err = requireFiniteVolume(wl)
+	}
+	if err != nil {
+		return rows, fmt.Errorf("cell %v cannot be written: %w", l.Matrix(), err)
+	}
+	return rows, nil
 }
 
 // checkWritable rejects what no format can describe: a nil or empty

@@ -60,6 +60,9 @@ func FuzzParsePOSCAR(f *testing.F) {
 		checkReadStructure(t, s)
 		var buf bytes.Buffer
 		if err := WritePOSCAR(&buf, s, string(data[:min(len(data), 80)])); err != nil {
+			if errors.Is(err, ErrBadLattice) {
+				return // a cell whose written vectors are coplanar, documented
+			}
 			t.Fatalf("WritePOSCAR: %v", err)
 		}
 		back, err := ParsePOSCAR(buf.Bytes())

@@ -448,21 +448,24 @@ func scanXYZWord(line string, i int, isKey bool) (string, int, error) {
 // WriteXYZ writes s as one frame of extended XYZ: the number of atoms; a
 // comment line with Lattice (rows a, b, c), Properties=species:S:1:pos:R:3,
 // pbc="T T T" and, when title is not empty, title="…"; then each site's
-// element and Cartesian position (Å), numbers with 10 decimals. Sites keep
-// the order of s. Frames written one after another make a trajectory that
+// element and Cartesian position (Å), numbers with 10 decimals (lattice
+// components below 1e-4 Å in size with an exponent, so that no vector
+// rounds away; a cell whose written vectors are coplanar is an error
+// wrapping ErrBadLattice). Sites keep the order of s. Frames written one after another make a trajectory that
 // ParseXYZFrames and ASE read.
 func WriteXYZ(w io.Writer, s *Structure, title string) error {
 	if err := checkWritable(s); err != nil {
 		return fmt.Errorf("write XYZ: %w", err)
 	}
-	bw := bufio.NewWriter(w)
-	m := s.Lattice.Matrix()
-	lat := make([]string, 0, 9)
-	for _, row := range m {
-		for _, x := range row {
-			lat = append(lat, fixed10(x))
-		}
+	rows, err := writtenLattice(s.Lattice, fixed10, 1e-4)
+	if err != nil {
+		return fmt.Errorf("write XYZ: %w", err)
 	}
+	lat := make([]string, 0, 9)
+	for _, row := range rows {
+		lat = append(lat, row[:]...)
+	}
+	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%d\nLattice=\"%s\" Properties=species:S:1:pos:R:3 pbc=\"T T T\"", s.NumSites(), strings.Join(lat, " "))
 	if title != "" {
 		fmt.Fprintf(bw, " title=%s", quoteXYZ(title))

@@ -58,6 +58,9 @@ func FuzzParseXYZ(f *testing.F) {
 		checkReadStructure(t, s)
 		var buf bytes.Buffer
 		if err := WriteXYZ(&buf, s, string(data[:min(len(data), 80)])); err != nil {
+			if errors.Is(err, ErrBadLattice) {
+				return // a cell whose written vectors are coplanar, documented
+			}
 			t.Fatalf("WriteXYZ: %v", err)
 		}
 		back, err := ParseXYZ(buf.Bytes())
