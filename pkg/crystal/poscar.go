@@ -453,19 +453,16 @@ func WritePOSCAR(w io.Writer, s *Structure, comment string) error {
 		comment = s.Composition().Formula()
 	}
 	comment = strings.Join(strings.Fields(comment), " ")
-	var groups []Element
-	var counts []string
-	for i, e := range s.Species {
-		if i == 0 || e != s.Species[i-1] {
-			groups = append(groups, e)
-			counts = append(counts, "0")
+	// Runs of one element: the species and counts lines.
+	var symbols, counts []string
+	for i := 0; i < len(s.Species); {
+		j := i
+		for j < len(s.Species) && s.Species[j] == s.Species[i] {
+			j++
 		}
-		n, _ := strconv.Atoi(counts[len(counts)-1])
-		counts[len(counts)-1] = strconv.Itoa(n + 1)
-	}
-	symbols := make([]string, len(groups))
-	for i, e := range groups {
-		symbols[i] = e.Symbol()
+		symbols = append(symbols, s.Species[i].Symbol())
+		counts = append(counts, strconv.Itoa(j-i))
+		i = j
 	}
 
 	rows, err := writtenLattice(s.Lattice, fixed16, 1e-6)
