@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -276,24 +275,33 @@ func newResultsCmd() *cobra.Command {
 		all         bool
 	)
 	cmd := &cobra.Command{
-		Use:   "results CAMPAIGN [--format jsonl|csv|cif]",
-		Short: "Export a campaign's evaluations (jsonl, csv) or structures (cif)",
+		Use:   "results CAMPAIGN [--format jsonl|csv|cif|poscar|json|xyz]",
+		Short: "Export a campaign's evaluations (jsonl, csv) or structures (cif, poscar, json, xyz)",
 		Long: `results reads a campaign's evaluations back from the EVALUATIONS stream.
 jsonl prints every evaluation as it was published; csv one row per
-candidate with its flags, score, energy above hull and properties; cif the
-structures of the judge's discoveries (every evaluated candidate with
---all) as one CIF with a data block per structure, or one file per
-structure under --out DIR.`,
+candidate with its flags, score, energy above hull and properties.
+
+cif, poscar, json (pymatgen) and xyz (extended XYZ) export the structures
+of the judge's discoveries (every evaluated candidate with --all), each
+labelled by its candidate id. With --out DIR, one file per structure
+(ID.cif, ID.vasp, ID.json, ID.xyz); without, to standard output: one CIF
+with a data block per structure, one XYZ trajectory with a frame per
+structure, or a JSON array of {id, formula, structure} with structure a
+pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
+--out DIR. See "crucible convert --help" for the formats.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			campaign := args[0]
 			if err := messages.ValidateCampaignID(campaign); err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			switch format {
-			case "jsonl", "csv", "cif":
-			default:
-				return &exitError{code: 2, err: fmt.Errorf("--format %q: want jsonl, csv or cif", format)}
+			var structFormat crystal.Format
+			if format != "jsonl" && format != "csv" {
+				f, err := resultsStructureFormat(format, out)
+				if err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				structFormat = f
 			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
@@ -348,14 +356,14 @@ structure under --out DIR.`,
 					}
 				}
 			}
-			return writeResultsCIF(w, out, structs)
+			return writeResultsStructures(w, out, structFormat, structs)
 		},
 	}
 	conn.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&format, "format", "jsonl", "jsonl, csv or cif")
-	f.StringVar(&out, "out", "", "with cif: write one file per structure into this directory")
-	f.BoolVar(&all, "all", false, "with cif: every evaluated candidate, not only discoveries")
+	f.StringVar(&format, "format", "jsonl", "jsonl, csv, or structures as cif, poscar, json (pymatgen) or xyz (extended XYZ)")
+	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
+	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
 	return cmd
 }
 
@@ -402,29 +410,4 @@ func writeResultsCSV(w io.Writer, evs []*messages.Evaluation) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-func writeResultsCIF(w io.Writer, dir string, evs []*messages.Evaluation) error {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	for _, ev := range evs {
-		if dir != "" {
-			if err := local.WriteCIF(dir+string(os.PathSeparator)+ev.ID+".cif", ev.Candidate.Structure); err != nil {
-				return fmt.Errorf("%s: %w", ev.ID, err)
-			}
-			continue
-		}
-		s, err := ev.Candidate.Structure.Crystal()
-		if err != nil {
-			return fmt.Errorf("%s: %w", ev.ID, err)
-		}
-		fmt.Fprintf(w, "# candidate %s\n", ev.ID)
-		if err := crystal.WriteCIF(w, s); err != nil {
-			return fmt.Errorf("%s: %w", ev.ID, err)
-		}
-	}
-	return nil
 }

@@ -9,10 +9,11 @@ import (
 )
 
 // FuzzParseStructure feeds arbitrary bytes to the format-sniffing reader,
-// which reaches the pymatgen-JSON and candidate (LLM answer) parsers: no
-// panic, only documented errors, and valid structures when it succeeds.
+// which reaches every parser (CIF, POSCAR, extended XYZ, pymatgen JSON and
+// candidate answers): no panic, only documented errors, and valid
+// structures when it succeeds.
 func FuzzParseStructure(f *testing.F) {
-	for _, dir := range []string{"json", "cif"} {
+	for _, dir := range []string{"json", "cif", "poscar", "xyz"} {
 		files, err := filepath.Glob(filepath.Join("testdata", dir, "*"))
 		if err != nil {
 			f.Fatal(err)
@@ -35,7 +36,8 @@ func FuzzParseStructure(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	sentinels := []error{ErrUnknownFormat, ErrBadCIF, ErrBadStructureJSON, ErrBadLattice, ErrBadStructure,
-		ErrUnknownElement, ErrBadFormula, ErrFormulaMismatch, ErrPartialOccupancy, ErrNoSymmetryOperations, ErrTooManySites}
+		ErrUnknownElement, ErrBadFormula, ErrFormulaMismatch, ErrPartialOccupancy, ErrNoSymmetryOperations, ErrTooManySites,
+		ErrBadPOSCAR, ErrNoSpecies, ErrBadXYZ, ErrNotPeriodic}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseStructure(data)
 		if err != nil {

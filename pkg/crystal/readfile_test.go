@@ -11,7 +11,7 @@ import (
 func TestReadFileDetectsFormat(t *testing.T) {
 	tests := []struct {
 		path    string
-		format  FileFormat
+		format  Format
 		formula string
 		nsites  int
 	}{
@@ -46,7 +46,7 @@ func TestReadFileDetectsFormat(t *testing.T) {
 func TestDetectFormat(t *testing.T) {
 	tests := []struct {
 		in   string
-		want FileFormat
+		want Format
 	}{
 		{"\ufeff  data_x\n", FormatCIF},
 		{"# comment\n_cell_length_a 4\n", FormatCIF},
@@ -81,7 +81,9 @@ func TestReadFileErrorsNameTheFile(t *testing.T) {
 		path     string
 		sentinel error
 	}{
-		{write("poscar.vasp", "Si\n1.0\n5.4 0 0\n0 5.4 0\n0 0 5.4\nSi\n1\nDirect\n0 0 0\n"), ErrUnknownFormat},
+		{write("notes.txt", "Si\n1.0\n5.4 0 0\n"), ErrUnknownFormat},
+		{write("POSCAR", "Si\n1.0\n5.4 0 0\n0 5.4 0\n0 0 5.4\nSi\n2\nDirect\n0 0 0\n"), ErrBadPOSCAR},
+		{write("molecule.xyz", "1\nwater, nearly\nO 0 0 0\n"), ErrNotPeriodic},
 		{write("bad.cif", "data_x\n_cell_length_a 'open\n"), ErrBadCIF},
 		{write("partial.json", `{"@class": "Structure", "lattice": {"matrix": [[4,0,0],[0,4,0],[0,0,4]]}, "sites": [{"species": [{"element": "Na", "occu": 0.5}], "abc": [0,0,0]}]}`), ErrPartialOccupancy},
 		{write("mismatch.json", `{"formula": "Fe2O3", "lattice": [[4,0,0],[0,4,0],[0,0,4]], "species": ["Fe", "O"], "coords": [[0,0,0],[0.5,0.5,0.5]]}`), ErrFormulaMismatch},

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sci/crucible/pkg/crystal"
+)
+
+func init() { register(newConvertCmd) }
+
+// structureFormatsHelp describes the structure formats, for the help of the
+// commands that read or write them.
+const structureFormatsHelp = `Formats:
+  cif     CIF 1.1. Read: the first data block with atom sites, symmetry
+          operations applied. Written: P1 (every site listed), laid out
+          as pymatgen's CifWriter writes it; sites in pymatgen's order when
+          read back.
+  poscar  VASP POSCAR/CONTCAR. Read: VASP 5 (species line; "Fe_pv" and
+          VASP 6.4's "Fe/hash" read as Fe); a scale factor, a negative one
+          being the cell volume, or three per-axis factors; Direct or
+          Cartesian; selective-dynamics flags and the velocity and
+          predictor-corrector blocks of a CONTCAR are read past. A VASP 4
+          file (no species line) needs its species: --species, the element
+          symbols alone on its comment line, or a symbol after every
+          position. Written: VASP 5, Direct, 16 decimals, sites in order.
+  json    pymatgen Structure JSON (Structure.as_dict(), Structure.from_file
+          reads it). Read also: Crucible's candidate JSON {formula,
+          lattice, species, coords}.
+  xyz     extended XYZ (ASE, QUIP): Lattice="ax ay az bx by bz cx cy cz",
+          Properties=species:S:1:pos:R:3 (other columns and keys are read
+          past), pbc="T T T". A plain XYZ file without Lattice is a
+          molecule, and a frame with pbc="T T F" a slab: both are refused,
+          as Crucible's structures are three-dimensional crystals.
+
+A file's format is recognised from its name (.cif; POSCAR*, CONTCAR*,
+.vasp, .poscar; .json; .xyz, .extxyz), else from its content.`
+
+func newConvertCmd() *cobra.Command {
+	var to, from, out, species string
+	cmd := &cobra.Command{
+		Use:   "convert IN --to FORMAT [--out FILE|-]",
+		Short: "Convert a structure file between CIF, POSCAR, pymatgen JSON and extended XYZ",
+		Long: `convert reads one structure (IN, or - for standard input) and writes it in
+another format: cif, poscar, json (pymatgen) or xyz (extended XYZ), to
+standard output or to --out FILE. Without --to, the format of --out's name
+is used. Lattice, species and fractional coordinates survive every pair of
+formats to 1e-8 (a CIF reorders, wraps and turns the cell to pymatgen's
+orientation).
+
+` + structureFormatsHelp + ` --from names the input format
+instead (standard input is recognised from its content).
+
+Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
+		Example: `  crucible convert POSCAR --to cif
+  crucible convert rutile.cif --out rutile.vasp
+  crucible convert OLD_POSCAR --species Fe,O --to json --out Fe2O3.json
+  cat frame.xyz | crucible convert - --to poscar`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, opt, err := convertOptions(to, from, out, species)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			in := args[0]
+			var s *crystal.Structure
+			if in == "-" {
+				s, _, err = opt.Read(cmd.InOrStdin(), "")
+			} else {
+				s, err = opt.ReadFile(in)
+			}
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := crystal.WriteStructure(&buf, s, target, ""); err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err := cmd.OutOrStdout().Write(buf.Bytes())
+				return err
+			}
+			return os.WriteFile(out, buf.Bytes(), 0o644)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&to, "to", "", "output format: cif, poscar, json or xyz (default: from --out's name)")
+	f.StringVar(&out, "out", "-", "output file, - for standard output")
+	f.StringVar(&from, "from", "", "input format: cif, poscar, json, candidate or xyz (default: from IN's name, else its content)")
+	f.StringVar(&species, "species", "", "elements of a VASP 4 POSCAR's count groups, in order (\"Fe,O\")")
+	return cmd
+}
+
+// convertOptions checks convert's flags: the output format (from --to, or
+// --out's name), the input format and the species.
+func convertOptions(to, from, out, species string) (crystal.Format, crystal.ReadOptions, error) {
+	var opt crystal.ReadOptions
+	var target crystal.Format
+	var err error
+	switch {
+	case to != "":
+		if target, err = writableFormat(to); err != nil {
+			return 0, opt, fmt.Errorf("--to: %w", err)
+		}
+	case out != "" && out != "-" && crystal.FormatOfFileName(out) != crystal.FormatUnknown:
+		target = crystal.FormatOfFileName(out)
+	default:
+		return 0, opt, errors.New("--to is required (cif, poscar, json or xyz) unless --out names a .cif, .vasp, POSCAR, .json or .xyz file")
+	}
+	if from != "" {
+		if opt.Format, err = crystal.ParseFormat(from); err != nil {
+			return 0, opt, fmt.Errorf("--from: %w", err)
+		}
+	}
+	if species != "" {
+		for _, sym := range strings.FieldsFunc(species, func(r rune) bool { return r == ',' || r == ' ' }) {
+			e, err := crystal.ElementBySymbol(sym)
+			if err != nil {
+				return 0, opt, fmt.Errorf("--species: %w", err)
+			}
+			opt.Species = append(opt.Species, e)
+		}
+	}
+	return target, opt, nil
+}
+
+// writableFormat reads the name of a format Crucible writes.
+func writableFormat(name string) (crystal.Format, error) {
+	f, err := crystal.ParseFormat(name)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range crystal.WriteFormats {
+		if f == w {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %s is read, not written (write cif, poscar, json or xyz)", crystal.ErrUnknownFormat, name)
+}
