@@ -550,6 +550,10 @@ func mixedOptions(e Element, n int, states []int) []chargeOption {
 			best[i] = -1
 		}
 		best[idx(0, 0)] = 0
+		occ := make([]int, len(group))
+		for k, q := range group {
+			occ[k] = occurrence(e, q)
+		}
 		for m := 0; m < n; m++ {
 			for t := m * qmin; t <= m*qmax; t++ {
 				b := best[idx(m, t)]
@@ -558,7 +562,7 @@ func mixedOptions(e Element, n int, states []int) []chargeOption {
 				}
 				for k, q := range group {
 					j := idx(m+1, t+q)
-					if v := b + occurrence(e, q); v > best[j] {
+					if v := b + occ[k]; v > best[j] {
 						best[j], from[j] = v, int8(k)
 					}
 				}
