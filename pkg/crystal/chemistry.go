@@ -110,7 +110,8 @@ type ChemistryVerdict struct {
 	Valid bool
 	// Assignments are the charge-balanced assignments found, best first
 	// (highest ICSD occurrence score, single valence before mixed): set
-	// for ionic and covalent compositions that balance. Ion counts are per
+	// for ionic and covalent compositions that balance, and all states 0
+	// for an element or an intermetallic. Ion counts are per
 	// formula unit of the assignment, which may be a multiple of Formula
 	// for mixed valence (Pd²⁺:1 Pd⁴⁺:1 F⁻:6 for PdF3).
 	Assignments []OxidationAssignment
@@ -234,8 +235,7 @@ func (j *judge) invalid(class BondingClass, code ReasonCode, detail string) *Che
 
 func (j *judge) judge() *ChemistryVerdict {
 	if len(j.elems) == 1 {
-		a := OxidationAssignment{Ions: []Ion{{j.elems[0], 0, j.counts[0]}}, Score: j.counts[0] * occurrence(j.elems[0], 0)}
-		j.v.Assignments = []OxidationAssignment{a}
+		j.v.Assignments = []OxidationAssignment{j.zeroAssignment()}
 		return j.valid(ClassElement, j.name+" is a single element: oxidation state 0")
 	}
 	class := ClassIonic
@@ -250,12 +250,23 @@ func (j *judge) judge() *ChemistryVerdict {
 	}
 	switch class {
 	case ClassIntermetallic:
+		j.v.Assignments = []OxidationAssignment{j.zeroAssignment()}
 		return j.valid(class, fmt.Sprintf("%s contains only metals: an intermetallic (%d elements, most to least abundant %s), all oxidation states 0",
 			j.name, len(j.elems), j.ratioText()))
 	case ClassCovalent:
 		return j.covalent()
 	}
 	return j.compound()
+}
+
+// zeroAssignment gives every atom oxidation state 0.
+func (j *judge) zeroAssignment() OxidationAssignment {
+	var a OxidationAssignment
+	for i, e := range j.elems {
+		a.Ions = append(a.Ions, Ion{e, 0, j.counts[i]})
+		a.Score += j.counts[i] * occurrence(e, 0)
+	}
+	return a
 }
 
 // implausible applies the count bounds and the inert noble gases.
@@ -830,14 +841,14 @@ func (j *judge) balanced(sp []chargeSpan) (bool, []float64) {
 func (j *judge) softCompound(paulingOnly *OxidationAssignment) *ChemistryVerdict {
 	poly, _ := j.balanced(j.spans(false, true))
 	rich, _ := j.balanced(j.spans(true, false))
-	both, mean := j.balanced(j.spans(true, true))
+	both, _ := j.balanced(j.spans(true, true))
 	dx := j.electronegativityDifference()
 	class := ClassMetalRich
 	if dx >= smallElectronegativityDifference && poly && !rich {
 		class = ClassPolyanionic
 	}
 	if !both {
-		detail := fmt.Sprintf("%s (%s, no ionic assignment): no electron count balances it: %s", j.name, class, j.spanText(j.spans(true, true)))
+		detail := fmt.Sprintf("no ionic assignment balances %s, nor does the electron count: charges per atom %s cannot sum to zero", j.name, j.spanText(j.spans(true, true)))
 		if paulingOnly != nil {
 			detail += "; it balances ionically only as " + paulingOnly.String() + ", which breaks the Pauling test"
 		}
@@ -850,8 +861,8 @@ func (j *judge) softCompound(paulingOnly *OxidationAssignment) *ChemistryVerdict
 			why = fmt.Sprintf("electronegativity difference %.2f: intermetallic-like bonding", dx)
 		}
 	}
-	return j.valid(class, fmt.Sprintf("%s is %s (%s), judged by electron count, not ionic balance: mean charges %s",
-		j.name, class, why, j.meanText(mean)))
+	return j.valid(class, fmt.Sprintf("%s is %s (%s), judged by electron count, not ionic balance: charges per atom %s can sum to zero",
+		j.name, class, why, j.spanText(j.spans(true, true))))
 }
 
 // hardCompound judges a composition with F, O, Cl, Br or I that no ionic
@@ -873,12 +884,12 @@ func (j *judge) hardCompound(paulingOnly *OxidationAssignment) *ChemistryVerdict
 	}
 	for _, catenate := range []bool{false, true} {
 		if ok, mean := j.balanced(j.spans(true, catenate)); ok {
-			return j.valid(ClassMetalRich, fmt.Sprintf("%s is metal-rich (no ionic assignment; metal–metal bonding keeps electrons): mean charges %s",
+			return j.valid(ClassMetalRich, fmt.Sprintf("%s is metal_rich (no ionic assignment; metal–metal bonding keeps electrons): mean charges %s",
 				j.name, j.meanText(mean)))
 		}
 	}
 	code := ReasonChargeNeutrality
-	detail := fmt.Sprintf("no assignment of oxidation states sums to zero for %s (%s), and no peroxide, polyhalide, suboxide or reduced-halide chemistry fits: %s",
+	detail := fmt.Sprintf("no assignment of oxidation states sums to zero for %s (%s), and no peroxide, polyhalide, suboxide or reduced-halide chemistry fits: charges per atom %s cannot sum to zero",
 		j.name, j.statesText(), j.spanText(j.spans(true, true)))
 	if paulingOnly != nil {
 		code = ReasonElectronegativity
@@ -945,7 +956,7 @@ func (j *judge) covalent() *ChemistryVerdict {
 	if ok, mean := j.balanced(sp); ok {
 		return j.valid(ClassCovalent, fmt.Sprintf("%s is covalent with bonds between like atoms: mean charges %s", j.name, j.meanText(mean)))
 	}
-	detail := fmt.Sprintf("%s: no electron count balances it: %s", j.name, j.spanText(sp))
+	detail := fmt.Sprintf("no electron count balances %s: charges per atom %s cannot sum to zero", j.name, j.spanText(sp))
 	if paulingOnly != nil {
 		detail += "; it balances only as " + paulingOnly.String() + ", which breaks the Pauling test"
 	}
@@ -969,7 +980,8 @@ func (j *judge) meanText(mean []float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// spanText writes "Na +1; F -1" or "Ti 0 … +4; O -2".
+// spanText writes the charge ranges per atom: "Na +1; F -1",
+// "Ti 0 … +4; O -2".
 func (j *judge) spanText(sp []chargeSpan) string {
 	parts := make([]string, len(sp))
 	for i, e := range j.elems {
@@ -983,7 +995,7 @@ func (j *judge) spanText(sp []chargeSpan) string {
 			parts[i] = e.Symbol() + " " + signed(s.lo) + " … " + signed(s.hi)
 		}
 	}
-	return "charges per atom " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // statesText lists the ionic states tried: "Na: +1; F: -1".
