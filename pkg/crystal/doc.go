@@ -34,9 +34,10 @@
 //     transition metals of groups 4–12 and the p-block metals (Mn⁶⁺ in
 //     manganates, Ru⁷⁺ in perruthenates, Fe⁴⁺ in ferrates) and every known
 //     state of the non-metals (Cl⁷⁺ in perchlorates) except O⁻;
-//   - Zintl anions: the p-block metals (down to the octet, Sn⁴⁻, Bi³⁻),
-//     Au⁻ and Pt²⁻ may be anions beside a less electronegative metal
-//     (Sr₃PbO, Ca₆Sn₂NF);
+//   - Zintl anions: beside a less electronegative metal, the negative
+//     states pymatgen knows for the p-block metals, Au and Pt (Sn⁴⁻, Pb⁴⁻,
+//     Bi³⁻, Au⁻, Pt²⁻: Sr₃PbO, CsAu); the electron count below lets the
+//     p-block metals down to the octet (In⁵⁻ … Bi³⁻: Ca₆In₂NF);
 //   - Kr²⁺ and Xe²⁺,⁴⁺,⁶⁺,⁸⁺ (Greenwood & Earnshaw), which pymatgen's
 //     tables lack.
 //

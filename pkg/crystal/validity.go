@@ -140,8 +140,8 @@ type ValidityOptions struct {
 	// IonicOnly replaces the chemistry verdict by charge neutrality alone,
 	// AssignOxidationStates with Oxidation (default: SMACT's common states,
 	// one per element, Pauling test, alloys accepted), for every
-	// composition whatever its bonding: the test before bonding classes,
-	// which rejects a third of the Materials Project's stable compounds.
+	// composition whatever its bonding; it rejects a third of the
+	// Materials Project's stable compounds.
 	IonicOnly bool
 	// Oxidation configures the charge-neutrality check of IonicOnly.
 	Oxidation OxidationOptions
