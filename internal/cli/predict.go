@@ -38,12 +38,24 @@ only; density and volume per atom exactly from the structure. With --hull,
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
 
-One line per structure: file, reduced formula, known or novel, validity, then
-every property as name=value±uncertainty unit (source). An invalid structure
-gets its reasons and only its structure properties.
+Validity is a flag, not a gate: every structure that can be featurised is
+predicted, and an invalid one gets its reasons beside its properties (a
+composition no chemistry allows, a stated formula that disagrees). Only an
+unreadable structure, a physically impossible one (overlapping atoms, a
+cell too dense, exploded or too thin), one of more atoms than the validity
+limit or one with an element the surrogates do not know gets nothing but its
+structure properties. The bonding class of the composition (ionic,
+polyanionic, metal_rich, intermetallic, covalent, element; see "crucible
+validate --help") is reported with it.
+
+One line per structure: file, reduced formula, known or novel, class,
+validity (with the reasons when invalid), then every property as
+name=value±uncertainty unit (source).
 
 With --json, one object per line with the keys file (as given), formula,
-valid, known, reasons ([{code, detail}]), warnings, properties
+class (null for an unreadable file), valid, predicted (false when only
+structure properties were computed), known, oxidation_states (when an
+assignment was found), reasons ([{code, detail}]), warnings, properties
 ({name: {value, unit, source, uncertainty[, surrogate]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
@@ -143,13 +155,16 @@ type predictionValue struct {
 }
 
 type predictionLine struct {
-	File       string                     `json:"file"`
-	Formula    string                     `json:"formula"`
-	Valid      bool                       `json:"valid"`
-	Known      bool                       `json:"known"`
-	Reasons    []oracle.Reason            `json:"reasons"`
-	Warnings   []oracle.Reason            `json:"warnings,omitempty"`
-	Properties map[string]predictionValue `json:"properties"`
+	File            string                     `json:"file"`
+	Formula         string                     `json:"formula"`
+	Class           *string                    `json:"class"`
+	Valid           bool                       `json:"valid"`
+	Predicted       bool                       `json:"predicted"`
+	Known           bool                       `json:"known"`
+	OxidationStates map[string]float64         `json:"oxidation_states,omitempty"`
+	Reasons         []oracle.Reason            `json:"reasons"`
+	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
+	Properties      map[string]predictionValue `json:"properties"`
 }
 
 type predictionHullLine struct {
@@ -162,8 +177,12 @@ type predictionHullLine struct {
 func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 	r := p.result
 	line := predictionLine{
-		File: p.file, Formula: r.Formula, Valid: r.Valid, Known: r.Known,
-		Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
+		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
+		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
+	}
+	if r.Class != "" {
+		class := string(r.Class)
+		line.Class = &class
 	}
 	if line.Reasons == nil {
 		line.Reasons = []oracle.Reason{}
@@ -200,6 +219,9 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 		parts = append(parts, "known")
 	} else {
 		parts = append(parts, "novel")
+	}
+	if r.Class != "" {
+		parts = append(parts, string(r.Class))
 	}
 	if r.Valid {
 		parts = append(parts, "valid")

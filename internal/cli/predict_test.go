@@ -8,17 +8,26 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/testbed"
+	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
 // predictFixtures writes structure files: rock salt NaCl (CIF, a known
 // compound), perovskite RbSrBr3 (pymatgen JSON, not in the reference
-// tables), a 1000-atom NaCl cell, a file that is no structure, and the path
-// of a missing file.
+// tables), rock salt MgF (a composition no chemistry allows), a 1000-atom
+// NaCl cell, a file that is no structure, and the path of a missing file.
 func predictFixtures(t *testing.T) map[string]string {
 	t.Helper()
 	f := newFixtureFiles(t)
 	nacl := crystaltest.Build(t, "rocksalt", "NaCl")
 	f.cif("NaCl.cif", nacl)
+	mgf, err := crystal.Substitute(nacl, crystal.MustElement("Na"), crystal.MustElement("Mg"))
+	if err == nil {
+		mgf, err = crystal.Substitute(mgf, crystal.MustElement("Cl"), crystal.MustElement("F"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cif("MgF.cif", mgf)
 	f.pymatgenJSON("RbSrBr3.json", crystaltest.Build(t, "perovskite", "RbSrBr3"))
 	big, err := nacl.Supercell(10, 10, 5)
 	if err != nil {
@@ -31,12 +40,15 @@ func predictFixtures(t *testing.T) map[string]string {
 }
 
 type predictJSONLine struct {
-	File       string `json:"file"`
-	Formula    string `json:"formula"`
-	Valid      bool   `json:"valid"`
-	Known      bool   `json:"known"`
-	Reasons    []struct{ Code, Detail string }
-	Properties map[string]struct {
+	File            string             `json:"file"`
+	Formula         string             `json:"formula"`
+	Class           *string            `json:"class"`
+	Valid           bool               `json:"valid"`
+	Predicted       bool               `json:"predicted"`
+	Known           bool               `json:"known"`
+	OxidationStates map[string]float64 `json:"oxidation_states"`
+	Reasons         []struct{ Code, Detail string }
+	Properties      map[string]struct {
 		Value       float64  `json:"value"`
 		Unit        *string  `json:"unit"`
 		Source      string   `json:"source"`
@@ -50,13 +62,13 @@ type predictJSONLine struct {
 func TestPredictJSON(t *testing.T) {
 	data := testbed.DataDir(t)
 	f := predictFixtures(t)
-	order := []string{"NaCl.cif", "notes.txt", "RbSrBr3.json", "big.json", "missing"}
+	order := []string{"NaCl.cif", "notes.txt", "RbSrBr3.json", "big.json", "missing", "MgF.cif"}
 	args := []string{"predict", "--json", "--hull", "--data", data}
 	for _, name := range order {
 		args = append(args, f[name])
 	}
 	out, err := execCLI(t, args...)
-	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "2 of 5 files unreadable") {
+	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "2 of 6 files unreadable") {
 		t.Fatalf("error %v, want exit 1 for two unreadable files\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -69,7 +81,7 @@ func TestPredictJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &raw); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		for _, key := range []string{"file", "formula", "valid", "known", "reasons", "properties", "e_above_hull", "decomposition"} {
+		for _, key := range []string{"file", "formula", "class", "valid", "predicted", "known", "reasons", "properties", "e_above_hull", "decomposition"} {
 			if _, ok := raw[key]; !ok {
 				t.Errorf("line %d lacks %q: %s", i+1, key, line)
 			}
@@ -86,7 +98,8 @@ func TestPredictJSON(t *testing.T) {
 
 	nacl := got["NaCl.cif"]
 	fe := nacl.Properties["formation_energy_per_atom"]
-	if !nacl.Valid || !nacl.Known || nacl.Formula != "NaCl" || fe.Source != "reference" || fe.Surrogate == nil || fe.Uncertainty == nil || *fe.Uncertainty != 0 {
+	if !nacl.Valid || !nacl.Predicted || !nacl.Known || nacl.Formula != "NaCl" || nacl.Class == nil || *nacl.Class != "ionic" ||
+		nacl.OxidationStates["Na"] != 1 || fe.Source != "reference" || fe.Surrogate == nil || fe.Uncertainty == nil || *fe.Uncertainty != 0 {
 		t.Errorf("NaCl: %+v", nacl)
 	}
 	if nacl.EAboveHull == nil || *nacl.EAboveHull != 0 || nacl.Decomposition["NaCl"] != 1 {
@@ -101,12 +114,18 @@ func TestPredictJSON(t *testing.T) {
 		t.Errorf("RbSrBr3 hull: %v %v", novel.EAboveHull, novel.Decomposition)
 	}
 	big := got["big.json"]
-	if big.Valid || len(big.Reasons) == 0 || big.Reasons[0].Code != "too_many_atoms" || big.EAboveHull != nil || len(big.Properties) != 2 {
+	if big.Valid || big.Predicted || len(big.Reasons) == 0 || big.Reasons[0].Code != "too_many_atoms" || big.EAboveHull != nil || len(big.Properties) != 2 {
 		t.Errorf("1000-atom cell: %+v", big)
+	}
+	// Invalid chemistry is a flag: the structure is still predicted.
+	mgf := got["MgF.cif"]
+	if mgf.Valid || !mgf.Predicted || len(mgf.Reasons) != 1 || mgf.Reasons[0].Code != "charge_neutrality" ||
+		mgf.Properties["band_gap"].Source != "cgcnn" || mgf.EAboveHull == nil || mgf.Class == nil || *mgf.Class != "ionic" || mgf.OxidationStates != nil {
+		t.Errorf("MgF: %+v", mgf)
 	}
 	for _, name := range []string{"notes.txt", "missing"} {
 		l := got[name]
-		if l.Valid || len(l.Reasons) != 1 || l.Reasons[0].Code != "unreadable" || l.Reasons[0].Detail == "" {
+		if l.Valid || l.Predicted || l.Class != nil || len(l.Reasons) != 1 || l.Reasons[0].Code != "unreadable" || l.Reasons[0].Detail == "" {
 			t.Errorf("%s: %+v", name, l)
 		}
 	}
@@ -119,23 +138,28 @@ func TestPredictText(t *testing.T) {
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs([]string{"predict", "--data", data, "--hull", f["NaCl.cif"], f["RbSrBr3.json"], f["notes.txt"]})
+	root.SetArgs([]string{"predict", "--data", data, "--hull", f["NaCl.cif"], f["RbSrBr3.json"], f["notes.txt"], f["MgF.cif"]})
 	err := root.Execute()
 	if exitStatusOf(err) != 1 {
 		t.Fatalf("error %v, want exit 1", err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2:\n%s", len(lines), out.String())
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), out.String())
 	}
-	for _, want := range []string{"  NaCl  known  valid  formation_energy_per_atom=", " eV/atom (reference; cgcnn ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
+	for _, want := range []string{"  NaCl  known  ionic  valid  formation_energy_per_atom=", " eV/atom (reference; cgcnn ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("NaCl line lacks %q:\n%s", want, lines[0])
 		}
 	}
-	for _, want := range []string{"  RbSrBr3  novel  valid  ", "band_gap=", "±0.388 eV (cgcnn)", "bulk_modulus=", " GPa (cgcnn)"} {
+	for _, want := range []string{"  RbSrBr3  novel  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn)", "bulk_modulus=", " GPa (cgcnn)"} {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("RbSrBr3 line lacks %q:\n%s", want, lines[1])
+		}
+	}
+	for _, want := range []string{"  MgF  novel  ionic  invalid: charge_neutrality: ", "band_gap=", "e_above_hull="} {
+		if !strings.Contains(lines[2], want) {
+			t.Errorf("MgF line lacks %q:\n%s", want, lines[2])
 		}
 	}
 	if !strings.Contains(errOut.String(), "notes.txt: unreadable:") {

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -23,35 +25,92 @@ func newValidateCmd() *cobra.Command {
 		mixedValence bool
 		minDistance  float64
 		maxAtoms     int
+		formulaMode  bool
+		formulasFile string
 	)
 	cmd := &cobra.Command{
-		Use:   "validate [--json] FILE...",
-		Short: "Check crystal structures: interatomic distances, cell size, charge neutrality",
+		Use:   "validate [--json] FILE... | --formula F... | --formulas FILE",
+		Short: "Check crystal structures or formulas: interatomic distances, cell size, chemistry by bonding class",
 		Long: `Read each FILE (CIF, pymatgen Structure JSON or a candidate answer
 {formula, lattice, species, coords}; the format is recognised from the
 content) and report its formula, reduced formula, number of atoms, density
 (g/cm³), volume (Å³), minimum interatomic distance (Å, periodic images
-included), chemical system, whether some assignment of oxidation states is
-charge neutral (and the states found), whether it is valid, and every reason
-it is not.
+included), chemical system, the bonding class of its composition, whether
+some assignment of oxidation states is charge neutral (and the states
+found), whether it is valid, and every reason it is not.
 
 A structure is valid when no two atoms are closer than --min-distance, it has
 at most --max-atoms atoms, its volume per atom is within 5–150 Å³/atom, and
-(SMACT's test) one oxidation state per element from the chosen set sums to
-zero with every cation less electronegative than every anion; compositions of
-metals only count as neutral intermetallics. Each reason starts with a stable
-code: overlap, too_many_atoms, volume_per_atom, formula_mismatch,
-charge_neutrality, electronegativity, bad_cell, unreadable.
+its composition is valid for its bonding class:
+
+  element        one element
+  intermetallic  metals only; at most 5 metals, none more than 30 times
+                 as abundant as another
+  ionic          charge balanced over the oxidation states observed in the
+                 ICSD (pymatgen's table; fixed valence for the alkali and
+                 alkaline-earth metals, Zn, Cd, Al, Sc, Y, La, Lu), every
+                 cation less electronegative than every anion, mixed valence
+                 allowed (Fe3O4); ranked by how often each ion occurs
+  polyanionic    anions bonded to each other: peroxides, superoxides,
+                 ozonides, polyhalides, Zintl polyanions (KO2, CsI3, LaB6)
+  metal_rich     metal–metal bonding: borides, carbides, nitrides,
+                 silicides, pnictides, chalcogenides of metals judged by
+                 electron count (FeSi, Ca2N), suboxides and reduced halides
+                 of the metals that form them (Ti3O, Sc7Cl10)
+  covalent       non-metals only (SiC, B4C, XeF2)
+
+Every class also bounds the element counts. Fluorides of the fixed-valence
+metals, for instance, balance only in ionic ratios: NaF2 and Na2F are
+rejected. The package documentation of pkg/crystal gives every rule and its
+source. Each reason starts with a stable code: overlap, too_many_atoms,
+volume_per_atom, formula_mismatch, charge_neutrality, electronegativity,
+electron_count, implausible_composition, bad_cell, unreadable.
+
+--states or --mixed-valence replace the bonding classes by charge neutrality
+alone, one oxidation state per element from the chosen set (SMACT's test)
+or several with --mixed-valence, for every composition.
 
 With --json, one object per line with the keys file, formula,
-reduced_formula, natoms, density, volume, min_distance, chemsys,
-charge_neutral, oxidation_states, valid and reasons. An unreadable file still
-gets a line (valid false, the reason, the other values null) and the other
-files are processed. The exit status is 1 when any file is unreadable or
-invalid.`,
-		Args: cobra.MinimumNArgs(1),
+reduced_formula, natoms, density, volume, min_distance, chemsys, class,
+charge_neutral (an assignment sums to zero), oxidation_states, valid and
+reasons. An unreadable file still gets a line (valid false, the reason, the
+other values null) and the other files are processed. The exit status is 1
+when any file is unreadable or invalid.
+
+With --formula the arguments are formulas ("NaCl", "Fe3O4", "Ca(OH)2")
+and only the chemistry is judged; --formulas FILE reads one formula per line
+(blank lines and lines starting with # are skipped). Output is one line per
+formula: validity, class, and the oxidation states or the reason; with
+--json one object per formula with the keys formula, valid, class,
+oxidation_states (when an assignment was found), reasons ([{code, detail}])
+and detail (how the verdict was reached). The exit status is 1 when any
+formula is invalid or unparsable.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt := crystal.ValidityOptions{MinDistance: minDistance, MaxAtoms: maxAtoms}
+			ionicOnly := cmd.Flags().Changed("states") || cmd.Flags().Changed("mixed-valence")
+			if formulaMode || formulasFile != "" {
+				if ionicOnly {
+					return errors.New("--states and --mixed-valence apply to structure files, not to --formula or --formulas")
+				}
+				if !formulaMode && len(args) > 0 {
+					return fmt.Errorf("%d arguments beside --formulas: give formulas with --formula", len(args))
+				}
+				formulas := args
+				if formulasFile != "" {
+					more, err := readFormulaList(formulasFile)
+					if err != nil {
+						return err
+					}
+					formulas = append(formulas, more...)
+				}
+				if len(formulas) == 0 {
+					return errors.New("no formulas to validate")
+				}
+				return runValidateFormulas(cmd.OutOrStdout(), formulas, asJSON)
+			}
+			if len(args) == 0 {
+				return errors.New("no files to validate (give structure files, or formulas with --formula or --formulas)")
+			}
+			opt := crystal.ValidityOptions{MinDistance: minDistance, MaxAtoms: maxAtoms, IonicOnly: ionicOnly}
 			switch states {
 			case "common":
 				opt.Oxidation.States = crystal.CommonStates
@@ -87,10 +146,12 @@ invalid.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
-	cmd.Flags().StringVar(&states, "states", "common", "oxidation states for the neutrality test: common, icsd or all")
-	cmd.Flags().BoolVar(&mixedValence, "mixed-valence", false, "let one element take several oxidation states (Fe3O4)")
+	cmd.Flags().StringVar(&states, "states", "common", "judge by charge neutrality alone, over these oxidation states: common, icsd or all")
+	cmd.Flags().BoolVar(&mixedValence, "mixed-valence", false, "judge by charge neutrality alone, letting one element take several oxidation states (Fe3O4)")
 	cmd.Flags().Float64Var(&minDistance, "min-distance", crystal.DefaultMinDistance, "smallest allowed interatomic distance, Å (negative: no limit)")
 	cmd.Flags().IntVar(&maxAtoms, "max-atoms", crystal.DefaultMaxAtoms, "largest allowed number of atoms in the cell (negative: no limit)")
+	cmd.Flags().BoolVar(&formulaMode, "formula", false, "the arguments are formulas: judge their chemistry")
+	cmd.Flags().StringVar(&formulasFile, "formulas", "", "judge the chemistry of the formulas in this file, one per line")
 	return cmd
 }
 
@@ -105,6 +166,7 @@ type validateResult struct {
 	Volume          *float64           `json:"volume"`
 	MinDistance     *float64           `json:"min_distance"`
 	ChemicalSystem  *string            `json:"chemsys"`
+	Class           *string            `json:"class"`
 	ChargeNeutral   *bool              `json:"charge_neutral"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
 	Valid           bool               `json:"valid"`
@@ -138,10 +200,14 @@ func validateFile(path string, opt crystal.ValidityOptions) validateResult {
 	if !math.IsNaN(r.MinDistance) {
 		res.MinDistance = &r.MinDistance
 	}
+	if v := r.Chemistry; v != nil {
+		class, neutral := string(v.Class), len(v.Assignments) > 0
+		res.Class, res.ChargeNeutral = &class, &neutral
+	}
 	if r.Oxidation != nil {
 		res.ChargeNeutral = &r.Oxidation.Neutral
-		res.OxidationStates = r.OxidationStates()
 	}
+	res.OxidationStates = r.OxidationStates()
 	res.Valid = r.Valid()
 	res.Reasons = append(res.Reasons, r.Reasons()...)
 	return res
@@ -178,7 +244,12 @@ func writeValidateText(w io.Writer, results []validateResult) error {
 				fmt.Fprintf(tw, "  min distance\t%.4f Å (%s, site %d – %s, site %d)\n", rep.MinDistance, e[0], p[0], e[1], p[1])
 			}
 			fmt.Fprintf(tw, "  chemical system\t%s\n", rep.ChemicalSystem)
-			fmt.Fprintf(tw, "  charge neutral\t%s\n", chargeNeutralText(rep.Oxidation))
+			if v := rep.Chemistry; v != nil {
+				fmt.Fprintf(tw, "  class\t%s\n", v.Class)
+				fmt.Fprintf(tw, "  charge neutral\t%s\n", verdictNeutralText(v))
+			} else {
+				fmt.Fprintf(tw, "  charge neutral\t%s\n", chargeNeutralText(rep.Oxidation))
+			}
 		}
 		fmt.Fprintf(tw, "  valid\t%s\n", yesNo(r.Valid))
 		for _, reason := range r.Reasons {
@@ -208,6 +279,136 @@ func chargeNeutralText(ox *crystal.OxidationAnalysis) string {
 		return "yes (" + best.String() + more + ")"
 	}
 	return "no (" + strings.TrimSpace(string(ox.Reason)) + ")"
+}
+
+// verdictNeutralText says whether the verdict balanced the charges, and
+// how: "yes (Na+ Cl-)", "not applicable (metal_rich: …)", "no (…)".
+func verdictNeutralText(v *crystal.ChemistryVerdict) string {
+	if best, ok := v.Best(); ok {
+		more := ""
+		if n := len(v.Assignments); n > 1 {
+			more = fmt.Sprintf("; %d assignments found", n)
+		}
+		return "yes (" + best.String() + more + ")"
+	}
+	switch {
+	case !v.Valid:
+		return "no (" + string(v.Code) + ")"
+	case v.Class == crystal.ClassIntermetallic:
+		return "yes (only metals: all oxidation states 0)"
+	}
+	return "no ionic assignment; " + v.Detail
+}
+
+// formulaResult is one formula's verdict, a line of --formula output.
+type formulaResult struct {
+	Formula         string               `json:"formula"`
+	Valid           bool                 `json:"valid"`
+	Class           crystal.BondingClass `json:"class,omitempty"`
+	OxidationStates map[string]float64   `json:"oxidation_states,omitempty"`
+	Reasons         []formulaReason      `json:"reasons"`
+	Detail          string               `json:"detail,omitempty"`
+
+	assignment string // best assignment, "Fe2+:1 Fe3+:2 O2-:4"
+}
+
+type formulaReason struct {
+	Code   crystal.ReasonCode `json:"code"`
+	Detail string             `json:"detail"`
+}
+
+// judgeFormula parses and judges one formula; an unparsable one is
+// invalid with the reason unreadable.
+func judgeFormula(formula string) formulaResult {
+	res := formulaResult{Formula: formula, Reasons: []formulaReason{}}
+	c, err := crystal.ParseFormula(formula)
+	var v *crystal.ChemistryVerdict
+	if err == nil {
+		v, err = crystal.JudgeComposition(c, crystal.ChemistryOptions{})
+	}
+	if err != nil {
+		res.Reasons = append(res.Reasons, formulaReason{Code: crystal.ReasonUnreadable, Detail: err.Error()})
+		return res
+	}
+	res.Valid, res.Class, res.Detail = v.Valid, v.Class, v.Detail
+	res.OxidationStates = v.OxidationStates()
+	if best, ok := v.Best(); ok {
+		res.assignment = best.String()
+	}
+	if !v.Valid {
+		res.Reasons = append(res.Reasons, formulaReason{Code: v.Code, Detail: v.Detail})
+	}
+	return res
+}
+
+// readFormulaList reads one formula per line, skipping blank lines and
+// lines starting with #.
+func readFormulaList(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--formulas: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--formulas %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// runValidateFormulas judges every formula and writes one line each.
+func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
+	bad := 0
+	results := make([]formulaResult, len(formulas))
+	for i, f := range formulas {
+		results[i] = judgeFormula(f)
+		if !results[i].Valid {
+			bad++
+		}
+	}
+	var err error
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, r := range results {
+			if err = enc.Encode(r); err != nil {
+				return fmt.Errorf("write %s: %w", r.Formula, err)
+			}
+		}
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
+		for _, r := range results {
+			what := r.assignment
+			switch {
+			case len(r.Reasons) > 0:
+				what = string(r.Reasons[0].Code) + ": " + r.Reasons[0].Detail
+			case what == "":
+				what = r.Detail
+			}
+			class := string(r.Class)
+			if class == "" {
+				class = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Formula, yesNo(r.Valid), class, what)
+		}
+		err = tw.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if bad > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
+	}
+	return nil
 }
 
 func yesNo(b bool) string {

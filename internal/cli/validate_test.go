@@ -58,6 +58,7 @@ type validateLine struct {
 	Volume          *float64           `json:"volume"`
 	MinDistance     *float64           `json:"min_distance"`
 	ChemSys         *string            `json:"chemsys"`
+	Class           *string            `json:"class"`
 	ChargeNeutral   *bool              `json:"charge_neutral"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
 	Valid           bool               `json:"valid"`
@@ -81,7 +82,7 @@ func TestValidateJSON(t *testing.T) {
 		t.Fatalf("%d lines for %d files:\n%s", len(lines), len(order), out)
 	}
 	wantKeys := []string{"file", "formula", "reduced_formula", "natoms", "density", "volume", "min_distance",
-		"chemsys", "charge_neutral", "oxidation_states", "valid", "reasons"}
+		"chemsys", "class", "charge_neutral", "oxidation_states", "valid", "reasons"}
 	got := map[string]validateLine{}
 	for i, line := range lines {
 		var raw map[string]json.RawMessage
@@ -108,7 +109,7 @@ func TestValidateJSON(t *testing.T) {
 
 	nacl := got["NaCl.cif"]
 	if !nacl.Valid || len(nacl.Reasons) != 0 || *nacl.ReducedFormula != "NaCl" || *nacl.NumAtoms != 2 ||
-		*nacl.ChemSys != "Cl-Na" || !*nacl.ChargeNeutral || nacl.OxidationStates["Na"] != 1 || nacl.OxidationStates["Cl"] != -1 {
+		*nacl.ChemSys != "Cl-Na" || *nacl.Class != "ionic" || !*nacl.ChargeNeutral || nacl.OxidationStates["Na"] != 1 || nacl.OxidationStates["Cl"] != -1 {
 		t.Errorf("NaCl: %+v", nacl)
 	}
 	// Rock salt from Shannon radii: a = 2 (1.02 + 1.81) Å, Na–Cl = a/2.
@@ -131,7 +132,7 @@ func TestValidateJSON(t *testing.T) {
 	}
 	for _, name := range []string{"notes.txt", "missing"} {
 		v := got[name]
-		if v.Valid || v.Formula != nil || v.MinDistance != nil || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "unreadable: ") {
+		if v.Valid || v.Formula != nil || v.MinDistance != nil || v.Class != nil || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "unreadable: ") {
 			t.Errorf("%s: %+v", name, v)
 		}
 	}
@@ -148,7 +149,7 @@ func TestValidateText(t *testing.T) {
 	}
 	for _, want := range []string{
 		f["NaCl.cif"], "reduced formula  NaCl", "atoms            2", "min distance     2.8300 Å",
-		"chemical system  Cl-Na", "charge neutral   yes (Na+ Cl-)", "valid            yes",
+		"chemical system  Cl-Na", "class            ionic", "charge neutral   yes (Na+ Cl-)", "valid            yes",
 		"charge neutral   yes (Sr2+ Ti4+ O2-)",
 	} {
 		if !strings.Contains(out, want) {
@@ -191,5 +192,94 @@ func TestValidateOptions(t *testing.T) {
 	}
 	if _, err := runValidateCmd(t, "--max-atoms", "1", f["NaCl.cif"]); err == nil {
 		t.Error("2-atom cell accepted with --max-atoms 1")
+	}
+}
+
+// The named compounds the ionic test alone rejected are valid, each with
+// its class; the fixed-valence fluorides that balance in no chemistry are
+// not; an unparsable formula is reported and the others judged.
+func TestValidateFormulas(t *testing.T) {
+	out, err := runValidateCmd(t, "--json", "--formula", "TiN", "FeSi", "Fe3O4", "NaF2", "Xx2O", "KO2")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("exit error %v, want status 1", err)
+	}
+	type line struct {
+		Formula         string             `json:"formula"`
+		Valid           bool               `json:"valid"`
+		Class           string             `json:"class"`
+		OxidationStates map[string]float64 `json:"oxidation_states"`
+		Reasons         []struct {
+			Code   string `json:"code"`
+			Detail string `json:"detail"`
+		} `json:"reasons"`
+		Detail string `json:"detail"`
+	}
+	var got []line
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v line
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		got = append(got, v)
+	}
+	want := []struct {
+		formula, class, code string
+		states               map[string]float64
+	}{
+		{"TiN", "ionic", "", map[string]float64{"Ti": 3, "N": -3}},
+		{"FeSi", "metal_rich", "", nil},
+		{"Fe3O4", "ionic", "", map[string]float64{"Fe": 8.0 / 3, "O": -2}},
+		{"NaF2", "ionic", "charge_neutrality", nil},
+		{"Xx2O", "", "unreadable", nil},
+		{"KO2", "polyanionic", "", nil},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines for %d formulas:\n%s", len(got), len(want), out)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Formula != w.formula || g.Class != w.class || g.Valid != (w.code == "") {
+			t.Errorf("line %d: %+v, want %s %s valid %v", i+1, g, w.formula, w.class, w.code == "")
+		}
+		if (w.code == "") != (len(g.Reasons) == 0) || (w.code != "" && (g.Reasons[0].Code != w.code || g.Reasons[0].Detail == "")) {
+			t.Errorf("%s: reasons %+v, want %q", w.formula, g.Reasons, w.code)
+		}
+		for el, q := range w.states {
+			if math.Abs(g.OxidationStates[el]-q) > 1e-9 {
+				t.Errorf("%s: states %v, want %v", w.formula, g.OxidationStates, w.states)
+			}
+		}
+		if w.states == nil && g.OxidationStates != nil {
+			t.Errorf("%s: states %v, want none", w.formula, g.OxidationStates)
+		}
+		if w.class != "" && g.Detail == "" {
+			t.Errorf("%s: no detail", w.formula)
+		}
+	}
+
+	f := newFixtureFiles(t)
+	f.write("list.txt", []byte("# stable compounds\nMgB2\n\n  LaB6  \nCo3O4\n"))
+	out, err = runValidateCmd(t, "--formulas", f.paths["list.txt"])
+	if err != nil {
+		t.Fatalf("valid list: %v\n%s", err, out)
+	}
+	for _, w := range []string{"MgB2", "polyanionic", "LaB6", "Co2+:1 Co3+:2 O2-:4", "FORMULA"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if n := strings.Count(strings.TrimSpace(out), "\n"); n != 3 {
+		t.Errorf("%d lines after the header, want 3:\n%s", n, out)
+	}
+	for _, args := range [][]string{
+		{"--formula"},
+		{"--formulas", f.paths["list.txt"], "NaCl"},
+		{"--formula", "--states", "icsd", "NaCl"},
+		{"--formulas", "no-such-file"},
+	} {
+		if _, err := runValidateCmd(t, args...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
 	}
 }

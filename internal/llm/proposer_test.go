@@ -26,7 +26,7 @@ const (
 	overlap = `{"formula":"MgO","lattice":{"a":2.98,"b":2.98,"c":2.98,"alpha":60,"beta":60,"gamma":60},"species":["Mg","O"],"coords":[[0,0,0],[0.05,0,0]],"rationale":"compressed rock salt","rule":"none"}`
 	xx      = `{"formula":"XxO","lattice":{"a":2.98,"b":2.98,"c":2.98,"alpha":60,"beta":60,"gamma":60},"species":["Xx","O"],"coords":[[0,0,0],[0.5,0.5,0.5]],"rationale":"a new element","rule":"none"}`
 	lengths = `{"formula":"MgO","lattice":{"a":2.98,"b":2.98,"c":2.98,"alpha":60,"beta":60,"gamma":60},"species":["Mg","O"],"coords":[[0,0,0]],"rationale":"rock salt","rule":"none"}`
-	neutral = `{"formula":"NaO","lattice":{"a":2.98,"b":2.98,"c":2.98,"alpha":60,"beta":60,"gamma":60},"species":["Na","O"],"coords":[[0,0,0],[0.5,0.5,0.5]],"rationale":"sodium oxide","rule":"none"}`
+	neutral = `{"formula":"MgF","lattice":{"a":2.98,"b":2.98,"c":2.98,"alpha":60,"beta":60,"gamma":60},"species":["Mg","F"],"coords":[[0,0,0],[0.5,0.5,0.5]],"rationale":"magnesium fluoride","rule":"none"}`
 	formula = `{"formula":"MgO2","lattice":{"a":2.98,"b":2.98,"c":2.98,"alpha":60,"beta":60,"gamma":60},"species":["Mg","O"],"coords":[[0,0,0],[0.5,0.5,0.5]],"rationale":"peroxide","rule":"none"}`
 )
 

@@ -142,7 +142,8 @@ type OxidationAssignment struct {
 	Ions []Ion
 	// Score is Σ count × (ICSD occurrence of the ion), the prior with
 	// which pymatgen's oxi_state_guesses ranks solutions; higher is more
-	// usual.
+	// usual. For a mixed-valence element it is the score of its most
+	// frequent split, as pymatgen ranks, whatever split Ions lists.
 	Score int
 }
 
@@ -521,9 +522,14 @@ func singleOptions(e Element, n int, states []int) []chargeOption {
 }
 
 // mixedOptions returns, for each sign, every total charge that n atoms of e
-// can carry with states of that sign, each with its most frequent split
-// over the states (a knapsack over atoms: best[m][t] is the best score of
-// m atoms with total charge t). A state 0 is never mixed with others.
+// can carry with states of that sign. Each is scored by its most frequent
+// split over the states (a knapsack over atoms: best[m][t] is the best
+// score of m atoms with total charge t), pymatgen's ranking; the split
+// listed is the nearest in states that reaches the total: one state, else
+// two neighbouring states of the list (Fe²⁺/Fe³⁺ in Fe3O4, Co²⁺/Co³⁺ in
+// Co3O4, Pb²⁺/Pb⁴⁺ in Pb3O4), the most frequent such; only a total that no
+// neighbouring pair reaches lists the most frequent split. A state 0 is
+// never mixed with others.
 func mixedOptions(e Element, n int, states []int) []chargeOption {
 	var out []chargeOption
 	for _, sg := range []int{1, -1} {
@@ -550,6 +556,10 @@ func mixedOptions(e Element, n int, states []int) []chargeOption {
 			best[i] = -1
 		}
 		best[idx(0, 0)] = 0
+		occ := make([]int, len(group))
+		for k, q := range group {
+			occ[k] = occurrence(e, q)
+		}
 		for m := 0; m < n; m++ {
 			for t := m * qmin; t <= m*qmax; t++ {
 				b := best[idx(m, t)]
@@ -558,7 +568,7 @@ func mixedOptions(e Element, n int, states []int) []chargeOption {
 				}
 				for k, q := range group {
 					j := idx(m+1, t+q)
-					if v := b + occurrence(e, q); v > best[j] {
+					if v := b + occ[k]; v > best[j] {
 						best[j], from[j] = v, int8(k)
 					}
 				}
@@ -568,11 +578,14 @@ func mixedOptions(e Element, n int, states []int) []chargeOption {
 			if best[idx(n, t)] < 0 {
 				continue
 			}
-			per := make([]int, len(group))
-			for m, tt := n, t; m > 0; m-- {
-				k := from[idx(m, tt)]
-				per[k]++
-				tt -= group[k]
+			per, ok := nearestSplit(group, occ, n, t)
+			if !ok {
+				per = make([]int, len(group))
+				for m, tt := n, t; m > 0; m-- {
+					k := from[idx(m, tt)]
+					per[k]++
+					tt -= group[k]
+				}
 			}
 			o := chargeOption{total: t, sign: sg, score: best[idx(n, t)]}
 			for k, q := range group {
@@ -590,6 +603,42 @@ func mixedOptions(e Element, n int, states []int) []chargeOption {
 		}
 	}
 	return out
+}
+
+// nearestSplit returns how many of n atoms take each state of group
+// (occurrences occ) to carry total t with one state, or else two states
+// neighbouring in value: the narrowest such split, the most frequent among
+// equally narrow ones.
+func nearestSplit(group, occ []int, n, t int) ([]int, bool) {
+	order := make([]int, len(group)) // indices of group by increasing state
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return group[a] - group[b] })
+	var per []int
+	bestGap, bestScore := math.MaxInt, -1
+	consider := func(a, b, na, nb int) {
+		gap, score := group[b]-group[a], na*occ[a]+nb*occ[b]
+		if gap < bestGap || (gap == bestGap && score > bestScore) {
+			per = make([]int, len(group))
+			per[a] += na
+			per[b] += nb
+			bestGap, bestScore = gap, score
+		}
+	}
+	for _, a := range order {
+		if n*group[a] == t {
+			consider(a, a, n, 0)
+		}
+	}
+	for i := 0; i+1 < len(order); i++ {
+		a, b := order[i], order[i+1]
+		step := group[b] - group[a]
+		if d := t - n*group[a]; d > 0 && d%step == 0 && d/step < n {
+			consider(a, b, n-d/step, d/step)
+		}
+	}
+	return per, per != nil
 }
 
 func (s *chargeSearch) run() {

@@ -193,7 +193,7 @@ func TestPrototypeArchetypes(t *testing.T) {
 				}
 			}
 			// NiAs balances only with Ni³⁺, an ICSD but not a common state.
-			r, err := Validate(s, ValidityOptions{Oxidation: OxidationOptions{States: ICSDStates}})
+			r, err := Validate(s, ValidityOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

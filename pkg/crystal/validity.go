@@ -60,6 +60,9 @@ var reasonSentinels = map[ReasonCode]error{
 	ReasonElectronegativity: ErrElectronegativity,
 	ReasonBadCell:           ErrBadCell,
 	ReasonUnreadable:        ErrUnreadable,
+
+	ReasonElectronCount:          ErrElectronCount,
+	ReasonImplausibleComposition: ErrImplausibleComposition,
 }
 
 // ValidityError is one failed check as an error; errors.Is matches the
@@ -79,10 +82,14 @@ func (e *ValidityError) Is(target error) bool {
 
 // Names of the checks in a ValidityReport.
 const (
-	CheckMinDistance      = "min_distance"
-	CheckNumAtoms         = "num_atoms"
-	CheckVolumePerAtom    = "volume_per_atom"
-	CheckFormula          = "formula"
+	CheckMinDistance   = "min_distance"
+	CheckNumAtoms      = "num_atoms"
+	CheckVolumePerAtom = "volume_per_atom"
+	CheckFormula       = "formula"
+	// CheckChemistry is the chemistry verdict (JudgeComposition).
+	CheckChemistry = "chemistry"
+	// CheckChargeNeutrality is the plain ionic test that replaces it with
+	// ValidityOptions.IonicOnly.
 	CheckChargeNeutrality = "charge_neutrality"
 )
 
@@ -125,10 +132,18 @@ type ValidityOptions struct {
 	// by the number of sites (Å³/atom; defaults DefaultMinVolumePerAtom and
 	// DefaultMaxVolumePerAtom).
 	MinVolumePerAtom, MaxVolumePerAtom float64
-	// SkipChargeNeutrality turns the oxidation-state check off.
+	// SkipChargeNeutrality turns the composition check (chemistry verdict
+	// or, with IonicOnly, charge neutrality) off.
 	SkipChargeNeutrality bool
-	// Oxidation configures the charge-neutrality check (default: SMACT's
-	// common states, one per element, Pauling test, alloys accepted).
+	// Chemistry bounds the chemistry verdict's search.
+	Chemistry ChemistryOptions
+	// IonicOnly replaces the chemistry verdict by charge neutrality alone,
+	// AssignOxidationStates with Oxidation (default: SMACT's common states,
+	// one per element, Pauling test, alloys accepted), for every
+	// composition whatever its bonding; it rejects a third of the
+	// Materials Project's stable compounds.
+	IonicOnly bool
+	// Oxidation configures the charge-neutrality check of IonicOnly.
 	Oxidation OxidationOptions
 	// ExpectedFormula, when set, is a formula stated alongside the
 	// structure (the "formula" field of an LLM answer). It must have the
@@ -185,7 +200,11 @@ type ValidityReport struct {
 	// and its own image), and MinDistanceElements their elements.
 	MinDistancePair     [2]int
 	MinDistanceElements [2]Element
-	// Oxidation is the oxidation-state analysis, nil when skipped.
+	// Chemistry is the chemistry verdict on the composition, nil when
+	// skipped or with IonicOnly.
+	Chemistry *ChemistryVerdict
+	// Oxidation is the charge-neutrality analysis of IonicOnly, nil
+	// otherwise.
 	Oxidation *OxidationAnalysis
 	// Checks lists every check in a fixed order.
 	Checks []ValidityCheck
@@ -242,9 +261,21 @@ func (r *ValidityReport) Err() error {
 	return errors.Join(errs...)
 }
 
+// Class is the composition's bonding class, "" when the chemistry
+// verdict was skipped or replaced by IonicOnly.
+func (r *ValidityReport) Class() BondingClass {
+	if r.Chemistry == nil {
+		return ""
+	}
+	return r.Chemistry.Class
+}
+
 // OxidationStates returns the best neutral assignment's mean state per
 // element symbol, or nil when there is none (or the check was skipped).
 func (r *ValidityReport) OxidationStates() map[string]float64 {
+	if r.Chemistry != nil {
+		return r.Chemistry.OxidationStates()
+	}
 	if r.Oxidation == nil {
 		return nil
 	}
@@ -265,8 +296,11 @@ func (r *ValidityReport) OxidationStates() map[string]float64 {
 //     (volume_per_atom);
 //   - formula: when ExpectedFormula is set, it parses and has the reduced
 //     composition of the sites (formula_mismatch);
-//   - charge_neutrality: unless skipped, AssignOxidationStates finds a
-//     neutral assignment (charge_neutrality or electronegativity).
+//   - chemistry: unless skipped, JudgeComposition finds the composition
+//     valid for its bonding class (charge_neutrality, electronegativity,
+//     electron_count or implausible_composition); with IonicOnly, the check
+//     charge_neutrality instead: AssignOxidationStates finds a neutral
+//     assignment (charge_neutrality or electronegativity).
 //
 // The error is non-nil only when s is not a structure at all (nil, no
 // sites, mismatched lists); a structure that fails checks is reported, not
@@ -297,8 +331,12 @@ func Validate(s *Structure, opt ValidityOptions) (*ValidityReport, error) {
 	if opt.ExpectedFormula != "" {
 		r.Checks = append(r.Checks, checkFormula(comp, opt.ExpectedFormula))
 	}
-	if !opt.SkipChargeNeutrality {
+	switch {
+	case opt.SkipChargeNeutrality:
+	case opt.IonicOnly:
 		r.Checks = append(r.Checks, r.checkChargeNeutrality(comp, opt.Oxidation))
+	default:
+		r.Checks = append(r.Checks, r.checkChemistry(comp, opt.Chemistry))
 	}
 	return r, nil
 }
@@ -440,6 +478,19 @@ func checkFormula(comp Composition, expected string) ValidityCheck {
 	}
 	c.Passed, c.Code = true, ""
 	c.Detail = fmt.Sprintf("stated formula %s agrees with the sites", expected)
+	return c
+}
+
+func (r *ValidityReport) checkChemistry(comp Composition, opt ChemistryOptions) ValidityCheck {
+	c := ValidityCheck{Name: CheckChemistry, Value: math.NaN()}
+	v, err := JudgeComposition(comp, opt)
+	if err != nil {
+		c.Code = ReasonChargeNeutrality
+		c.Detail = err.Error()
+		return c
+	}
+	r.Chemistry = v
+	c.Passed, c.Code, c.Detail = v.Valid, v.Code, v.Detail
 	return c
 }
 

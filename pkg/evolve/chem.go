@@ -65,8 +65,8 @@ func palette(allows func(crystal.Element) bool) []crystal.Element {
 	return out
 }
 
-// cationStates are e's common positive oxidation states, the states the
-// validity check (SMACT's common states) accepts.
+// cationStates are e's common positive oxidation states: an assignment of
+// common states that balances passes the validity check as ionic.
 func cationStates(e crystal.Element) []int {
 	if !cationLike(e) {
 		return nil
@@ -300,7 +300,8 @@ func pairwiseDistinct(ions []ion) bool {
 }
 
 // paulingOrdered reports whether every cation is less electronegative than
-// every anion (SMACT's electronegativity test, which validation applies).
+// every anion (SMACT's electronegativity test, which validation applies to
+// ionic assignments).
 func paulingOrdered(ions []ion) bool {
 	maxCation, minAnion := 0.0, math.Inf(1)
 	for _, in := range ions {

@@ -5,13 +5,19 @@
 //
 //  1. Validity (crystal.Validate): sane lattice, minimum interatomic
 //     distance, atom count and volume per atom limits, the stated formula,
-//     charge neutrality with common oxidation states; and every element
-//     must have CGCNN atom features. An invalid structure gets reasons (as
-//     data, never a panic), its exact structure properties (density and
-//     volume per atom, facts of the cell as given, useful to see why it
-//     failed) and no surrogate or reference values.
+//     the chemistry verdict on the composition (its bonding class and that
+//     class's rules, crystal.JudgeComposition); and every element must
+//     have CGCNN atom features. Failures are reasons (as data, never a
+//     panic). Validity is a flag, not a gate: a structure invalid only by
+//     its chemistry or stated formula is still predicted (steps 2 and 3).
+//     Only an unreadable structure, a physically impossible one
+//     (overlapping atoms, a cell too dense, exploded or too thin), one
+//     beyond the atom limit or one the surrogates cannot featurise is not
+//     (Result.Predicted false): it gets its exact structure properties
+//     (density and volume per atom, facts of the cell as given, useful to
+//     see why it failed) and no surrogate or reference values.
 //  2. Properties. CGCNN inference (pkg/cgcnn, the published checkpoints of
-//     Xie & Grossman, PRL 120, 145301 (2018)) for every valid structure,
+//     Xie & Grossman, PRL 120, 145301 (2018)) for every predicted structure,
 //     the checkpoints sharing one featurisation per structure; each value
 //     carries the checkpoint's published test MAE as its uncertainty (see
 //     Surrogates). Then the exact lookup (pkg/reference): when the reduced

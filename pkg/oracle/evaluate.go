@@ -72,16 +72,26 @@ type Result struct {
 	Formula string `json:"formula"`
 	// Valid: every validity check passed.
 	Valid bool `json:"valid"`
+	// Class is the bonding class of the composition (crystal.BondingClass:
+	// ionic, metal_rich, intermetallic, …), "" without a chemistry verdict.
+	Class crystal.BondingClass `json:"class,omitempty"`
 	// Reasons say why the structure is invalid.
 	Reasons []Reason `json:"reasons,omitempty"`
-	// Warnings say what could not be evaluated for a valid structure
+	// Predicted reports that the structure was evaluated (surrogates,
+	// reference values, stability): every structure that can be
+	// featurised, valid or not. Only an unreadable structure, a physically
+	// impossible one (overlapping atoms, a cell too dense, exploded or too
+	// thin to measure) or one the surrogates cannot take (an element
+	// without atom features, more atoms than the validity limit) is not.
+	Predicted bool `json:"predicted"`
+	// Warnings say what could not be evaluated for a predicted structure
 	// (stability, a surrogate output).
 	Warnings []Reason `json:"warnings,omitempty"`
 	// OxidationStates is the best charge-neutral assignment found, the
 	// mean state per element symbol (fractional only with mixed valence).
 	OxidationStates map[string]float64 `json:"oxidation_states,omitempty"`
-	// Properties by canonical name. An invalid structure has only the
-	// exact structure properties (density, volume_per_atom).
+	// Properties by canonical name. A structure that was not Predicted has
+	// only the exact structure properties (density, volume_per_atom).
 	Properties map[string]Value `json:"properties,omitempty"`
 	// Known: the reduced formula is in the reference tables (also
 	// reported for invalid structures, for memorisation rates).
@@ -118,9 +128,10 @@ type Stability struct {
 
 // Evaluate evaluates a batch of structures. Validity checks, CGCNN
 // inference (one featurisation per structure shared by every checkpoint)
-// and stability run on up to Options.Workers goroutines. Failures of one
-// structure are in its Result (reasons, warnings); the error is only the
-// context's, when it is cancelled.
+// and stability run on up to Options.Workers goroutines. Every structure
+// that can be featurised is predicted, valid or not (Result.Predicted).
+// Failures of one structure are in its Result (reasons, warnings); the
+// error is only the context's, when it is cancelled.
 func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error) {
 	results := make([]Result, len(reqs))
 	reports := make([]*crystal.ValidityReport, len(reqs))
@@ -133,7 +144,7 @@ func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error)
 	var structs []*crystal.Structure
 	var which []int
 	for i := range reqs {
-		if results[i].Valid {
+		if results[i].Predicted {
 			structs = append(structs, reqs[i].Structure)
 			which = append(which, i)
 		}
@@ -150,7 +161,7 @@ func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error)
 	}
 
 	if err := o.parallel(ctx, len(reqs), func(i int) {
-		if results[i].Valid {
+		if results[i].Predicted {
 			o.complete(&results[i], reports[i], reqs[i], preds[i])
 		}
 	}); err != nil {
@@ -182,8 +193,22 @@ func (o *Oracle) parallel(ctx context.Context, n int, f func(i int)) error {
 	return nil
 }
 
+// blocking are the reasons a structure gets no prediction: it cannot be
+// read, is physically impossible, or cannot be featurised within the
+// validity limits. The others (the chemistry verdict, a stated formula
+// that disagrees) leave the structure invalid but predicted.
+var blocking = map[crystal.ReasonCode]bool{
+	crystal.ReasonUnreadable:    true,
+	crystal.ReasonOverlap:       true,
+	crystal.ReasonBadCell:       true,
+	crystal.ReasonVolumePerAtom: true,
+	crystal.ReasonTooManyAtoms:  true,
+	ReasonUnsupportedElement:    true,
+	ReasonSurrogateInput:        true,
+}
+
 // validate runs the validity checks and fills what needs no model: the
-// formula, Known, oxidation states and the structure properties.
+// formula, Known, class, oxidation states and the structure properties.
 func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
 	var res Result
 	if req.Structure == nil {
@@ -199,6 +224,7 @@ func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
 	}
 	res.Formula = rep.ReducedFormula
 	res.Known = o.ref.Known(rep.ReducedFormula)
+	res.Class = rep.Class()
 	res.OxidationStates = rep.OxidationStates()
 	for _, c := range rep.Failed() {
 		res.Reasons = append(res.Reasons, Reason{Code: c.Code, Detail: c.Detail})
@@ -216,6 +242,10 @@ func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
 		})
 	}
 	res.Valid = len(res.Reasons) == 0
+	res.Predicted = true
+	for _, r := range res.Reasons {
+		res.Predicted = res.Predicted && !blocking[r.Code]
+	}
 	res.Properties = map[string]Value{}
 	if isFinite(rep.Density) {
 		res.Properties["density"] = Value{Value: rep.Density, Unit: task.UnitOf("density"), Source: SourceStructure}
@@ -227,13 +257,13 @@ func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
 }
 
 // complete adds the surrogate and reference values and the stability of a
-// valid structure.
+// predicted structure.
 func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request, pred cgcnn.Prediction) {
 	if o.set != nil {
 		if pred.Err != nil {
 			// Context errors end Evaluate before this; what is left is the
 			// structure's (cgcnn.ErrInvalidStructure).
-			res.Valid = false
+			res.Valid, res.Predicted = false, false
 			res.Reasons = append(res.Reasons, Reason{Code: ReasonSurrogateInput, Detail: pred.Err.Error()})
 			return
 		}

@@ -32,9 +32,9 @@ type Options struct {
 	// known formulas.
 	Checkpoints []string
 	// Validity configures the validity checks (default: minimum distance
-	// 0.5 Å, at most 200 atoms, 5–150 Å³/atom, charge neutrality with
-	// common oxidation states). ExpectedFormula is ignored: each
-	// Request's StatedFormula takes its place.
+	// 0.5 Å, at most 200 atoms, 5–150 Å³/atom, the chemistry verdict).
+	// ExpectedFormula is ignored: each Request's StatedFormula takes its
+	// place.
 	Validity crystal.ValidityOptions
 	// Workers is the number of structures evaluated in parallel (default
 	// GOMAXPROCS).

@@ -89,21 +89,28 @@ func TestInvalidStructures(t *testing.T) {
 	if big.NumSites() != 1000 {
 		t.Fatalf("supercell has %d atoms", big.NumSites())
 	}
-	peroxide, err := crystal.Substitute(nacl, crystal.MustElement("Cl"), crystal.MustElement("O"))
+	// MgF in rock salt: Mg²⁺ with one F⁻ balances in no chemistry.
+	mgf, err := crystal.Substitute(nacl, crystal.MustElement("Na"), crystal.MustElement("Mg"))
+	if err == nil {
+		mgf, err = crystal.Substitute(mgf, crystal.MustElement("Cl"), crystal.MustElement("F"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 
+	// Invalid by chemistry or stated formula, the structure is still
+	// predicted; unreadable, overlapping or too large, it is not.
 	tests := []struct {
-		name string
-		req  Request
-		code string
+		name      string
+		req       Request
+		code      string
+		predicted bool
 	}{
-		{"overlapping atoms", Request{Structure: overlap, Hull: true}, string(crystal.ReasonOverlap)},
-		{"1000-atom cell", Request{Structure: big, Hull: true}, string(crystal.ReasonTooManyAtoms)},
-		{"no structure", Request{Hull: true}, string(crystal.ReasonUnreadable)},
-		{"stated formula", Request{Structure: nacl, StatedFormula: "NaCl2"}, string(crystal.ReasonFormulaMismatch)},
-		{"charge", Request{Structure: peroxide}, string(crystal.ReasonChargeNeutrality)},
+		{"overlapping atoms", Request{Structure: overlap, Hull: true}, string(crystal.ReasonOverlap), false},
+		{"1000-atom cell", Request{Structure: big, Hull: true}, string(crystal.ReasonTooManyAtoms), false},
+		{"no structure", Request{Hull: true}, string(crystal.ReasonUnreadable), false},
+		{"stated formula", Request{Structure: nacl, StatedFormula: "NaCl2", Hull: true}, string(crystal.ReasonFormulaMismatch), true},
+		{"charge", Request{Structure: mgf, Hull: true}, string(crystal.ReasonChargeNeutrality), true},
 	}
 	reqs := make([]Request, len(tests))
 	for i, tc := range tests {
@@ -120,14 +127,23 @@ func TestInvalidStructures(t *testing.T) {
 				t.Errorf("%s: reason %s without detail", tc.name, reason.Code)
 			}
 		}
-		if r.Stability != nil {
-			t.Errorf("%s: an invalid structure has a stability", tc.name)
+		if r.Predicted != tc.predicted {
+			t.Errorf("%s: predicted %v, want %v", tc.name, r.Predicted, tc.predicted)
 		}
-		// Only the exact structure properties, and only with a structure.
+		if (r.Stability != nil) != tc.predicted {
+			t.Errorf("%s: predicted %v but stability %+v", tc.name, tc.predicted, r.Stability)
+		}
+		// Only the exact structure properties, and only with a structure,
+		// unless predicted: then the surrogates' too.
+		surrogate := false
 		for name, v := range r.Properties {
-			if v.Source != SourceStructure {
+			surrogate = surrogate || v.Source == SourceCGCNN || v.Source == SourceReference
+			if v.Source != SourceStructure && !tc.predicted {
 				t.Errorf("%s: invalid structure has %s from %s", tc.name, name, v.Source)
 			}
+		}
+		if tc.predicted && !surrogate {
+			t.Errorf("%s: predicted but no surrogate or reference value: %v", tc.name, r.Properties)
 		}
 		if tc.req.Structure != nil {
 			if d := r.Properties["density"]; math.Abs(d.Value-tc.req.Structure.Density()) > 1e-12 {
@@ -175,10 +191,10 @@ func TestUnsupportedElement(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := evaluate(t, on, Request{Structure: crystaltest.Build(t, "rocksalt", "NaCl"), Hull: true}, Request{Structure: crystaltest.Build(t, "rocksalt", "KCl")})
-	if res[0].Valid || len(res[0].Reasons) != 1 || res[0].Reasons[0].Code != ReasonUnsupportedElement || !strings.Contains(res[0].Reasons[0].Detail, "Na") {
+	if res[0].Valid || res[0].Predicted || len(res[0].Reasons) != 1 || res[0].Reasons[0].Code != ReasonUnsupportedElement || !strings.Contains(res[0].Reasons[0].Detail, "Na") {
 		t.Errorf("NaCl without Na features: %+v", res[0])
 	}
-	if !res[1].Valid || res[1].Properties["formation_energy_per_atom"].Surrogate == nil {
+	if !res[1].Valid || !res[1].Predicted || res[1].Class != crystal.ClassIonic || res[1].Properties["formation_energy_per_atom"].Surrogate == nil {
 		t.Errorf("KCl: %+v", res[1])
 	}
 }

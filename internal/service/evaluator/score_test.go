@@ -46,6 +46,10 @@ func TestScore(t *testing.T) {
 		{"seed is never novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2)}, true, true, false, false, 0.7, false},
 		{"excluded element", "PbF2", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0)}, false, false, true, true, 0.7, false},
 		{"invalid", "NaCl", Outcome{Valid: false, Reasons: []messages.Reason{{Code: "overlap"}}}, false, false, false, false, -1, true},
+		// The oracle predicts a structure invalid only by its chemistry:
+		// meeting every constraint on the hull, it is still no hit.
+		{"invalid chemistry, predicted", "MgF", Outcome{Valid: false, Reasons: []messages.Reason{{Code: "charge_neutrality"}},
+			Properties: props(3.5, -2), EAboveHull: f(0)}, false, false, false, false, -1, false},
 		{"missing property", "NaCl", Outcome{Valid: true, Properties: map[string]messages.PropertyValue{"band_gap": {Value: 3.5}}}, false, false, false, true, 0, true},
 	}
 	for _, tc := range cases {

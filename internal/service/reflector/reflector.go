@@ -199,10 +199,16 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 	for k, v := range ev.Properties {
 		props[k] = v.Value
 	}
+	// The oracle predicts invalid candidates too; the campaign's energy
+	// statistics stay those of valid ones.
+	var ehull *float64
+	if ev.Valid {
+		ehull = ev.EAboveHull
+	}
 	r := &store.EvaluationRecord{
 		ID: ev.ID, Generation: c.Generation, Episode: c.Episode, Island: c.Island, Seed: c.Seed,
 		Score: ev.Score, Feasible: ev.Feasible, Stable: ev.Stable, Valid: ev.Valid, Known: ev.Known, Novel: ev.Novel,
-		Formula: c.Formula, EAboveHull: ev.EAboveHull, PoolSize: spec.PoolSize,
+		Formula: c.Formula, EAboveHull: ehull, PoolSize: spec.PoolSize,
 		Member: store.Member{
 			ID: ev.ID, Formula: c.Formula, Structure: c.Structure, Score: ev.Score, Feasible: ev.Feasible,
 			Stable: ev.Stable, Valid: ev.Valid, EAboveHull: ev.EAboveHull, Properties: props, Margins: ev.Margins,
