@@ -99,9 +99,9 @@ func LoadDataset(property, dir string) (*Dataset, error) {
 	ds := &Dataset{Property: property, File: p.File, SHA256: hex.EncodeToString(sum[:])}
 	switch property {
 	case "dielectric_constant":
-		err = readStructureSet(ds, data, "poly_total", 1)
+		err = readStructureSet(ds, data, "poly_total")
 	case "piezo_max_eij":
-		err = readStructureSet(ds, data, "eij_max_C_per_m2", 1)
+		err = readStructureSet(ds, data, "eij_max_C_per_m2")
 	case "conductivity":
 		err = readConductivity(ds, data)
 	}
@@ -176,7 +176,7 @@ func checkElements(c crystal.Composition) error {
 // readStructureSet reads a Materials Project set with material_id,
 // formula, the target column and a CIF; the dielectric set's band gap
 // becomes the sample's "band_gap".
-func readStructureSet(ds *Dataset, data []byte, target string, scale float64) error {
+func readStructureSet(ds *Dataset, data []byte, target string) error {
 	t, err := readTable(data, "material_id", "formula", target, "cif")
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func readStructureSet(ds *Dataset, data []byte, target string, scale float64) er
 			reject(RejectElement, err)
 			continue
 		}
-		smp := Sample{ID: id, Formula: formula, Composition: comp, Structure: s, Target: y * scale,
+		smp := Sample{ID: id, Formula: formula, Composition: comp, Structure: s, Target: y,
 			Group: comp.ReducedFormula(), Rows: []int{i + 1}}
 		if hasGap {
 			gap, err := strconv.ParseFloat(t.get(row, "band_gap_pbe"), 64)

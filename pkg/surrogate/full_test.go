@@ -2,12 +2,15 @@ package surrogate
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/pkg/cgcnn"
 )
 
 // TestFullCrossValidation trains every property's model on its whole data
@@ -66,7 +69,110 @@ func tableRows(r *Report) []string {
 		row("model", "grouped", r.ModelGrouped), row("mean", "grouped", r.MeanGrouped), row("composition", "grouped", r.BaselineGrouped),
 	}
 	if r.OracleGap != nil {
-		out = append(out, row("model, oracle gap", "random", *r.OracleGap))
+		out = append(out, row("model, oracle gap", "random", *r.OracleGap), row("model, oracle gap", "grouped", *r.OracleGapGrouped))
 	}
 	return out
+}
+
+// TestGapSourceExperiment trains the dielectric model on the oracle's
+// (CGCNN's) band gap instead of the DFT gap, for comparison with the
+// default (TestFullCrossValidation's "model" and "model, oracle gap"
+// rows). Runs with CRUCIBLE_SURROGATE_FULL=1.
+func TestGapSourceExperiment(t *testing.T) {
+	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
+		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
+	}
+	dir := testenv.DataDir(t)
+	_, rep, err := Train("dielectric_constant", dir, Options{Seed: 1, TrainOnOracleGap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("trained and tested on %s: random folds log10 MAE %.4f MAE %.4g ρ %s; grouped %.4f MAE %.4g ρ %s",
+		rep.OracleGapName, rep.Model.MAELog10, rep.Model.MAE, rho(rep.Model), rep.ModelGrouped.MAELog10, rep.ModelGrouped.MAE, rho(rep.ModelGrouped))
+}
+
+// TestCGCNNFeaturesExperiment adds CGCNN's learned crystal features (the
+// pooled atom features of a published checkpoint, cgcnn.CrystalFeatures)
+// to the dielectric and piezoelectric models' features and
+// cross-validates. Runs with CRUCIBLE_SURROGATE_FULL=1.
+func TestCGCNNFeaturesExperiment(t *testing.T) {
+	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
+		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
+	}
+	dir := testenv.DataDir(t)
+	cdir := filepath.Join(dir, "models", "cgcnn")
+	atoms, err := cgcnn.LoadAtomFeatures(filepath.Join(cdir, cgcnn.AtomInitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prop := range []string{"dielectric_constant", "piezo_max_eij"} {
+		p, _ := PropertyByName(prop)
+		ds, err := LoadDataset(prop, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		X, err := featurizeAll(ds.Samples, p.Groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := make([]float64, len(X))
+		truth := make([]float64, len(X))
+		for i, s := range ds.Samples {
+			y[i], truth[i] = math.Log10(s.Target), s.Target
+		}
+		fold, _ := Folds(len(y), 5, 1, nil)
+		pred, err := CrossValidate(X, y, fold, TreeLearner(TreeParams{}), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ScoreLog(pred, truth)
+		t.Logf("%s, model features: log10 MAE %.4f, ρ %s", prop, m.MAELog10, rho(m))
+		for _, ckpt := range []string{"formation-energy-per-atom", "band-gap"} {
+			model, err := cgcnn.LoadCheckpoint(filepath.Join(cdir, ckpt+".pth.tar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := cgcnn.NewFeaturizer(atoms)
+			f.Full = model.NeedsFullExpansion()
+			var g cgcnn.Graph
+			var ws cgcnn.Workspace
+			Xc := make([][]float64, len(X))
+			for i, s := range ds.Samples {
+				if err := f.Featurize(s.Structure, &g); err != nil {
+					t.Fatal(err)
+				}
+				emb, err := model.CrystalFeatures(&ws, &g, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				Xc[i] = append(slices.Clone(X[i]), emb...)
+			}
+			pred, err := CrossValidate(Xc, y, fold, TreeLearner(TreeParams{}), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := ScoreLog(pred, truth)
+			t.Logf("%s, model features + CGCNN %s crystal features: log10 MAE %.4f, ρ %s", prop, ckpt, m.MAELog10, rho(m))
+		}
+	}
+}
+
+// TestOxidationExperiment cross-validates each model with the
+// oxidation-state descriptors added (random and grouped folds). Runs with
+// CRUCIBLE_SURROGATE_FULL=1.
+func TestOxidationExperiment(t *testing.T) {
+	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
+		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
+	}
+	dir := testenv.DataDir(t)
+	for _, p := range Properties() {
+		groups := append(slices.Clone(p.Groups[:1]), GroupOxidation)
+		groups = append(groups, p.Groups[1:]...)
+		_, rep, err := Train(p.Name, dir, Options{Seed: 1, Groups: groups})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s with %v: random log10 MAE %.4f ρ %s; grouped %.4f ρ %s",
+			p.Name, groups, rep.Model.MAELog10, rho(rep.Model), rep.ModelGrouped.MAELog10, rho(rep.ModelGrouped))
+	}
 }

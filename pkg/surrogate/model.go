@@ -170,11 +170,36 @@ func (m *Model) Interval(value, level float64) (lo, hi float64, err error) {
 	return value / f, value * f, nil
 }
 
-// Save writes the model as indented JSON.
+// Save writes the model as JSON: everything but the trees indented for
+// reading, the ensemble compact on the last line.
 func (m *Model) Save(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(m)
+	head := *m
+	head.Ensemble = Ensemble{}
+	hb, err := json.MarshalIndent(head, "", " ")
+	if err != nil {
+		return err
+	}
+	eb, err := json.Marshal(m.Ensemble)
+	if err != nil {
+		return err
+	}
+	// Replace the empty ensemble, the head's last field, by the real one.
+	const empty = `"ensemble": {
+  "features": 0,
+  "base": 0,
+  "trees": null
+ }
+}`
+	if !bytes.HasSuffix(hb, []byte(empty)) {
+		return errors.New("surrogate: unexpected layout of the model header")
+	}
+	hb = hb[:len(hb)-len(empty)]
+	for _, part := range [][]byte{hb, []byte(`"ensemble": `), eb, []byte("\n}\n")} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SaveFile writes the model to path, creating its folder, through a

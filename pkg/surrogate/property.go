@@ -26,9 +26,12 @@ type Property struct {
 	// BaselineGroups are the composition-only baseline's groups.
 	BaselineGroups []string
 	// MinBandGap, when positive, is the smallest band gap (eV) the model
-	// accepts: below it a static dielectric constant is not defined
-	// (metals) and the training data have none.
+	// accepts when it takes the gap: below it a static dielectric constant
+	// is not defined (metals) and the training data have none.
 	MinBandGap float64
+	// ZeroIfCentrosymmetric: the property is a component of an odd-rank
+	// polar tensor, zero by symmetry in a crystal with an inversion centre.
+	ZeroIfCentrosymmetric bool
 }
 
 // NeedsStructure reports whether the property's model uses structure
@@ -51,9 +54,10 @@ var properties = []Property{
 		Description: "Largest longitudinal piezoelectric stress coefficient, max over directions n of |e_ijk n_i n_j n_k| of the DFPT tensor " +
 			"(eij_max of de Jong et al., Sci. Data 2, 150053 (2015), whose v_max is that direction; 941 non-centrosymmetric Materials Project compounds). " +
 			"Not the largest Voigt component |e_iα|, which is larger by a median factor 1.66.",
-		File:           "mp_piezo_dejong2015.csv",
-		Groups:         []string{GroupMagpie, GroupStructure},
-		BaselineGroups: []string{GroupMagpie},
+		File:                  "mp_piezo_dejong2015.csv",
+		Groups:                []string{GroupMagpie, GroupStructure},
+		BaselineGroups:        []string{GroupMagpie},
+		ZeroIfCentrosymmetric: true,
 	},
 	{
 		Name: "conductivity",

@@ -56,12 +56,17 @@ func TestCrossValidationCI(t *testing.T) {
 			t.Errorf("%s: gain over the composition baseline %.4f [%.4f, %.4f] not clearly positive",
 				c.property, rep.GainLog10.Value, rep.GainLog10.Lo, rep.GainLog10.Hi)
 		}
-		if (c.property == "dielectric_constant") != (rep.OracleGap != nil) {
+		if (c.property == "dielectric_constant") != (rep.OracleGap != nil && rep.OracleGapGrouped != nil) {
 			t.Errorf("%s: oracle-gap scoring %v", c.property, rep.OracleGap)
 		}
 		u := m.Uncertainty
 		if !(u.Log10Q68 > 0 && u.Log10Q68 < u.Log10Q95 && u.AbsQ68 < u.AbsQ95) {
 			t.Errorf("%s: uncertainty %+v", c.property, u)
+		}
+		// Calibrated on grouped folds (and the oracle's gap): never more
+		// optimistic than the random-fold error.
+		if u.MAELog10 < rep.Model.MAELog10 {
+			t.Errorf("%s: calibrated log10 MAE %.4f below the random-fold %.4f", c.property, u.MAELog10, rep.Model.MAELog10)
 		}
 
 		// The saved model reloads and predicts what the trained one does.
@@ -85,6 +90,24 @@ func TestCrossValidationCI(t *testing.T) {
 				t.Fatalf("%s %s: %v ± %v (%v), reloaded %v ± %v (%v)", c.property, s.ID, v1, u1, err1, v2, u2, err2)
 			}
 		}
+	}
+}
+
+// TestTrainReproducible: two trainings with one seed write the same bytes.
+func TestTrainReproducible(t *testing.T) {
+	dir := testenv.DataDir(t)
+	var files [2]bytes.Buffer
+	for i := range files {
+		m, _, err := Train("piezo_max_eij", dir, Options{Seed: 5, MaxSamples: 150, Params: quick})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Save(&files[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(files[0].Bytes(), files[1].Bytes()) {
+		t.Error("two trainings with one seed differ")
 	}
 }
 
