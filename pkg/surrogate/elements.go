@@ -169,12 +169,13 @@ func commonOxidation(e crystal.Element) int {
 
 // commonIonRadius is Shannon's effective ionic radius (Å) of the element in
 // its common oxidation state in six-fold coordination (the nearest
-// tabulated coordination otherwise); the covalent radius where no radius is
-// tabulated for that state, so the property is defined for every element.
+// tabulated coordination otherwise); the covalent radius where no positive
+// radius is tabulated for that state (H⁺'s is negative), so the property is
+// a positive length for every element.
 func commonIonRadius(e crystal.Element) float64 {
 	q := commonOxidation(e)
 	if q != 0 {
-		if r, ok := e.IonicRadius(q, "VI"); ok {
+		if r, ok := e.IonicRadius(q, "VI"); ok && r > 0 {
 			return r
 		}
 	}

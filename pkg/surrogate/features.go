@@ -336,9 +336,9 @@ func bestAssignment(an *crystal.OxidationAnalysis, err error) (crystal.Oxidation
 
 // ionRadius is Shannon's radius of e in (mean) state q at six-fold
 // coordination, the state rounded to the nearest integer; the covalent
-// radius when none is tabulated.
+// radius when no positive radius is tabulated.
 func ionRadius(e crystal.Element, q float64) float64 {
-	if r, ok := e.IonicRadius(int(math.Round(q)), "VI"); ok && q != 0 {
+	if r, ok := e.IonicRadius(int(math.Round(q)), "VI"); ok && q != 0 && r > 0 {
 		return r
 	}
 	return e.CovalentRadius()

@@ -250,3 +250,17 @@ func TestFeaturizeErrors(t *testing.T) {
 		t.Errorf("lone atom: err = %v, want ErrIsolatedSite", err)
 	}
 }
+
+// TestIonicRadiusPositive: the ionic radius property is a positive length
+// for every supported element (Shannon's H⁺ radius is negative; the
+// covalent radius stands in).
+func TestIonicRadiusPositive(t *testing.T) {
+	for _, e := range crystal.Elements() {
+		if r := commonIonRadius(e); !(r > 0) {
+			t.Errorf("%s: ionic radius %v", e, r)
+		}
+	}
+	if r := commonIonRadius(crystal.MustElement("H")); r != crystal.MustElement("H").CovalentRadius() {
+		t.Errorf("H: %v, want its covalent radius", r)
+	}
+}

@@ -175,10 +175,14 @@ func (m *Model) Interval(value, level float64) (lo, hi float64, err error) {
 func (m *Model) Save(w io.Writer) error {
 	head := *m
 	head.Ensemble = Ensemble{}
-	hb, err := json.MarshalIndent(head, "", " ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(head); err != nil {
 		return err
 	}
+	hb := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	eb, err := json.Marshal(m.Ensemble)
 	if err != nil {
 		return err
