@@ -283,14 +283,74 @@ func (m *Model) Predict(graphs []*Graph) ([]float64, error) {
 // de-normalised regression value, or the class-1 probability of a
 // classifier.
 func (m *Model) Eval(ws *Workspace, g *Graph) (float64, error) {
+	x, err := m.convolve(ws, g)
+	if err != nil {
+		return 0, err
+	}
+	n := g.n
+	A := m.AtomFeaLen
+
+	// Mean pooling, then the fully connected head.
+	width := max(A, m.HFeaLen, m.out.nOut)
+	ws.h = grow(ws.h, width)
+	ws.h2 = grow(ws.h2, width)
+	cur, spare := ws.h[:A], ws.h2
+	meanPool(cur, x, n)
+	softplusVec(cur, cur)
+	for _, fc := range m.fcs {
+		next := spare[:fc.nOut]
+		fc.apply(next, cur)
+		softplusVec(next, next)
+		cur, spare = next, cur[:cap(cur)]
+	}
+	y := spare[:m.out.nOut]
+	m.out.apply(y, cur)
+	if m.Task == Classification {
+		return classOneProbability(y[0], y[1]), nil
+	}
+	return y[0]*m.Std + m.Mean, nil
+}
+
+// CrystalFeatures returns CGCNN's learned crystal representation of a
+// graph: the atom feature vectors after the last convolution, averaged
+// over the atoms (the pooling of CrystalGraphConvNet.forward, before the
+// softplus and the fully connected head), AtomFeaLen numbers written to
+// dst when it is large enough. Eval's value is the head applied to them.
+func (m *Model) CrystalFeatures(ws *Workspace, g *Graph, dst []float64) ([]float64, error) {
+	x, err := m.convolve(ws, g)
+	if err != nil {
+		return nil, err
+	}
+	dst = grow(dst, m.AtomFeaLen)
+	meanPool(dst, x, g.n)
+	return dst, nil
+}
+
+// meanPool sets dst (length A) to the mean of the n rows of x (n × A).
+func meanPool(dst, x []float64, n int) {
+	A := len(dst)
+	clear(dst)
+	for i := 0; i < n; i++ {
+		for k, v := range x[i*A : (i+1)*A] {
+			dst[k] += v
+		}
+	}
+	for k := range dst {
+		dst[k] /= float64(n)
+	}
+}
+
+// convolve runs the embedding and the convolutions on g and returns the
+// atom features, n × AtomFeaLen, in a buffer of ws.
+func (m *Model) convolve(ws *Workspace, g *Graph) ([]float64, error) {
 	if g.n == 0 {
-		return 0, ErrNoSites
+		return nil, ErrNoSites
 	}
 	if g.feaLen != m.inLen {
-		return 0, fmt.Errorf("cgcnn: model %s takes %d atom features, the graph has %d", m.Name, m.inLen, g.feaLen)
+		return nil, fmt.Errorf("cgcnn: model %s takes %d atom features, the graph has %d", m.Name, m.inLen, g.feaLen)
 	}
 	if g.width != NumGaussians && m.NeedsFullExpansion() {
-		return 0, fmt.Errorf("cgcnn: model %s needs graphs with the full Gaussian expansion (Featurizer.Full)", m.Name)
+		return nil, fmt.Errorf("cgcnn: model %s needs graphs with the full Gaussian expansion (Featurizer.Full)", m.Name)
 	}
 	A := m.AtomFeaLen
 	n, nk := g.n, len(g.kinds)
@@ -343,34 +403,7 @@ func (m *Model) Eval(ws *Workspace, g *Graph) (float64, error) {
 		ws.v, ws.vNext = ws.vNext, ws.v
 		x, rows, rowOf = ws.v, n, nil
 	}
-
-	// Mean pooling, then the fully connected head.
-	width := max(A, m.HFeaLen, m.out.nOut)
-	ws.h = grow(ws.h, width)
-	ws.h2 = grow(ws.h2, width)
-	cur, spare := ws.h[:A], ws.h2
-	clear(cur)
-	for i := 0; i < n; i++ {
-		for k, v := range x[i*A : (i+1)*A] {
-			cur[k] += v
-		}
-	}
-	for k := range cur {
-		cur[k] /= float64(n)
-	}
-	softplusVec(cur, cur)
-	for _, fc := range m.fcs {
-		next := spare[:fc.nOut]
-		fc.apply(next, cur)
-		softplusVec(next, next)
-		cur, spare = next, cur[:cap(cur)]
-	}
-	y := spare[:m.out.nOut]
-	m.out.apply(y, cur)
-	if m.Task == Classification {
-		return classOneProbability(y[0], y[1]), nil
-	}
-	return y[0]*m.Std + m.Mean, nil
+	return x, nil
 }
 
 // Cost is the arithmetic of one forward pass of a model on a graph.
