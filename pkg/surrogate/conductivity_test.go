@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -27,7 +27,7 @@ func tcoLike(c crystal.Composition) bool {
 // many studies, how well the model predicts them with their study held
 // out, and what it predicts for ITO-, AZO- and SnO2-like compositions.
 func TestConductivityTCO(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	ds, err := LoadDataset("conductivity", dir)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
 )
 
@@ -22,7 +22,7 @@ func TestFullCrossValidation(t *testing.T) {
 	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
 		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 for the full cross-validation (minutes)")
 	}
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	var rows []string
 	for _, p := range Properties() {
 		if only := os.Getenv("CRUCIBLE_SURROGATE_PROPERTY"); only != "" && only != p.Name {
@@ -82,7 +82,7 @@ func TestGapSourceExperiment(t *testing.T) {
 	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
 		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
 	}
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	_, rep, err := Train("dielectric_constant", dir, Options{Seed: 1, TrainOnOracleGap: true})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestCGCNNFeaturesExperiment(t *testing.T) {
 	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
 		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
 	}
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	cdir := filepath.Join(dir, "models", "cgcnn")
 	atoms, err := cgcnn.LoadAtomFeatures(filepath.Join(cdir, cgcnn.AtomInitFile))
 	if err != nil {
@@ -164,7 +164,7 @@ func TestOxidationExperiment(t *testing.T) {
 	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
 		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
 	}
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	for _, p := range Properties() {
 		groups := append(slices.Clone(p.Groups[:1]), GroupOxidation)
 		groups = append(groups, p.Groups[1:]...)
@@ -185,7 +185,7 @@ func TestHighKOutOfFold(t *testing.T) {
 	if os.Getenv("CRUCIBLE_SURROGATE_FULL") == "" {
 		t.Skip("set CRUCIBLE_SURROGATE_FULL=1 (minutes)")
 	}
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	p, _ := PropertyByName("dielectric_constant")
 	ds, err := LoadDataset(p.Name, dir)
 	if err != nil {

@@ -3,7 +3,7 @@ package surrogate
 import (
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -71,7 +71,7 @@ func TestCentrosymmetricPrototypes(t *testing.T) {
 // are given, and on the piezoelectric set, which has no centrosymmetric
 // structure.
 func TestCentrosymmetricMatchesSpaceGroups(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	for _, prop := range []string{"dielectric_constant", "piezo_max_eij"} {
 		ds, err := LoadDataset(prop, dir)
 		if err != nil {

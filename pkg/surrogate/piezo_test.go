@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/reference"
 )
 
@@ -153,7 +153,7 @@ var stiffnesses = []struct {
 // least among the candidate stiffnesses, and logs how the estimate
 // compares with measured d of classic piezoelectrics.
 func TestDijCalibration(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	db, err := reference.Load(filepath.Join(dir, TablesDir))
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // quick are boosting parameters for the CI-sized cross-validation:
@@ -19,7 +19,7 @@ var quick = TreeParams{LearningRate: 0.1, Trees: 300, Patience: 50}
 // as trained, and the domain rules of the predictions. It takes about
 // 20–40 s.
 func TestCrossValidationCI(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	if testing.Short() {
 		t.Skip("cross-validation in -short mode")
 	}
@@ -95,7 +95,7 @@ func TestCrossValidationCI(t *testing.T) {
 
 // TestTrainReproducible: two trainings with one seed write the same bytes.
 func TestTrainReproducible(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	var files [2]bytes.Buffer
 	for i := range files {
 		m, _, err := Train("piezo_max_eij", dir, Options{Seed: 5, MaxSamples: 150, Params: quick})
@@ -115,7 +115,7 @@ func TestTrainReproducible(t *testing.T) {
 // zero for a structure with an inversion centre and a positive value for
 // its acentric relative.
 func TestPiezoCentrosymmetricIsZero(t *testing.T) {
-	dir := testenv.DataDir(t)
+	dir := testbed.DataDir(t)
 	m, _, err := Train("piezo_max_eij", dir, Options{Seed: 1, MaxSamples: 200, Params: quick})
 	if err != nil {
 		t.Fatal(err)
