@@ -96,8 +96,8 @@ func System(number int) string {
 
 var (
 	tableOnce sync.Once
-	settings  []*Setting       // by HallNumber−1
-	defaults  [231]*Setting    // by ITA number
+	settings  []*Setting    // by HallNumber−1
+	defaults  [231]*Setting // by ITA number
 	byHM      map[string]*Setting
 	byHallSym map[string]*Setting
 )
