@@ -99,7 +99,6 @@ func TestParseCIFBySymbolErrors(t *testing.T) {
 	}
 }
 
-
 // TestParseCIFBySymbolGolden strips the operations loop from the COD CIFs
 // of the golden set (which list their operations) and checks that the
 // symbol alone gives the same structure.
