@@ -43,6 +43,7 @@ type Setting struct {
 	once  sync.Once
 	hall  *Hall
 	err   error
+	reps  []Op // one operation per rotation
 }
 
 // Ops returns the setting's operations in its conventional cell (centring
@@ -60,9 +61,26 @@ func (s *Setting) Centring() [][3]int { return s.parsed().Centring }
 // Lattice returns the setting's lattice letter (P, A, B, C, I, R, F).
 func (s *Setting) Lattice() byte { return s.parsed().Lattice }
 
+// cosets returns one operation per distinct rotation (the cosets of the
+// lattice translations).
+func (s *Setting) cosets() []Op {
+	s.parsed()
+	return s.reps
+}
+
 func (s *Setting) parsed() *Hall {
 	s.once.Do(func() {
 		s.hall, s.err = ParseHall(s.Hall)
+		if s.err != nil {
+			return
+		}
+		seen := map[[3][3]int]bool{}
+		for _, o := range s.hall.Ops {
+			if !seen[o.Rot] {
+				seen[o.Rot] = true
+				s.reps = append(s.reps, o)
+			}
+		}
 	})
 	if s.err != nil {
 		// The table is fixed and every entry is checked by the tests.
