@@ -12,6 +12,10 @@ const (
 	DefaultSymPrec = 0.01
 	// DefaultAngleTolerance is the default angle tolerance, in degrees.
 	DefaultAngleTolerance = 5.0
+	// MaxSymPrec and MaxAngleTolerance bound the tolerances: beyond them
+	// every atom matches every other and no group means anything.
+	MaxSymPrec        = 1.0
+	MaxAngleTolerance = 45.0
 	// maxAttempts and reduceRate: when no space group is found at a
 	// tolerance, the search is repeated at tolerances reduced by this rate,
 	// as spglib does (20 attempts at 0.95).
@@ -32,11 +36,12 @@ var (
 // Options are the tolerances of Detect.
 type Options struct {
 	// SymPrec is the distance (Å) within which an atom's image counts as
-	// an atom of the same type: DefaultSymPrec when 0.
+	// an atom of the same type: DefaultSymPrec when 0; at most MaxSymPrec.
 	SymPrec float64
 	// AngleTolerance is how far (degrees) a lattice angle may change under
 	// a lattice operation: DefaultAngleTolerance when 0. A negative value
-	// uses SymPrec for angles too (spglib's angle_tolerance < 0).
+	// uses SymPrec for angles too (spglib's angle_tolerance < 0); at most
+	// MaxAngleTolerance.
 	AngleTolerance float64
 }
 
@@ -232,7 +237,7 @@ func Detect(lattice [3][3]float64, frac [][3]float64, types []int, opt Options) 
 	if opt.AngleTolerance == 0 {
 		opt.AngleTolerance = DefaultAngleTolerance
 	}
-	if !(opt.SymPrec > 0) || math.IsInf(opt.SymPrec, 0) || math.IsNaN(opt.AngleTolerance) {
+	if !(opt.SymPrec > 0 && opt.SymPrec <= MaxSymPrec) || !(opt.AngleTolerance <= MaxAngleTolerance) {
 		return nil, fmt.Errorf("%w: tolerance %g Å, %g°", ErrBadCell, opt.SymPrec, opt.AngleTolerance)
 	}
 	if len(frac) == 0 || len(frac) != len(types) {
@@ -257,10 +262,26 @@ func Detect(lattice [3][3]float64, frac [][3]float64, types []int, opt Options) 
 			pos[i][k] = wrap01(f[k])
 		}
 	}
-	in := newCell(lattice, pos, types)
+	// Work in a Delaunay-reduced cell, where reducing each fractional
+	// difference to [−1/2, 1/2] gives the nearest image; the results are
+	// carried back to the input cell at the end.
+	red, r, ok := delaunay(lattice)
+	if !ok {
+		return nil, fmt.Errorf("%w: the lattice cannot be reduced", ErrBadCell)
+	}
+	rf := toFloat(r)
+	rinv, _ := inverse(rf)
+	for i := range pos {
+		pos[i] = matVec(rinv, pos[i])
+		for k := range pos[i] {
+			pos[i][k] = wrap01(pos[i][k])
+		}
+	}
+	in := newCell(red, pos, types)
 	tol, ang := opt.SymPrec, opt.AngleTolerance
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if ds := detectAt(in, tol, ang); ds != nil {
+			ds.toInputBasis(r)
 			return ds, nil
 		}
 		tol *= reduceRate
@@ -269,6 +290,23 @@ func Detect(lattice [3][3]float64, frac [][3]float64, types []int, opt Options) 
 		}
 	}
 	return nil, fmt.Errorf("%w at symprec %g Å (reduced down to %.3g Å)", ErrNotFound, opt.SymPrec, tol/reduceRate)
+}
+
+// toInputBasis carries the operations and the transformation from the
+// reduced cell, whose vectors are the columns of r in the input basis, to
+// the input cell: x_red = r⁻¹·x.
+func (d *Dataset) toInputBasis(r [3][3]int) {
+	rf := toFloat(r)
+	rinv, _ := inverse(rf)
+	for i, op := range d.Operations {
+		w, _ := roundInt(matMul(matMul(rf, toFloat(op.Rot)), rinv), 1e-6)
+		t := matVec(rf, op.Trans)
+		for k := range t {
+			t[k] = wrap01(t[k])
+		}
+		d.Operations[i] = Operation{Rot: w, Trans: t}
+	}
+	d.Transformation = matMul(d.Transformation, rinv)
 }
 
 // primOp is an operation of the reduced primitive cell.

@@ -225,6 +225,9 @@ func TestDetectErrors(t *testing.T) {
 		{"NaN position", lat, [][3]float64{{math.NaN(), 0, 0}}, []int{1}, Options{}},
 		{"Inf lattice", mat3{{math.Inf(1), 0, 0}, {0, 1, 0}, {0, 0, 1}}, [][3]float64{{0, 0, 0}}, []int{1}, Options{}},
 		{"negative symprec", lat, [][3]float64{{0, 0, 0}}, []int{1}, Options{SymPrec: -1}},
+		{"symprec too large", lat, [][3]float64{{0, 0, 0}}, []int{1}, Options{SymPrec: 1.5}},
+		{"NaN symprec", lat, [][3]float64{{0, 0, 0}}, []int{1}, Options{SymPrec: math.NaN()}},
+		{"angle tolerance too large", lat, [][3]float64{{0, 0, 0}}, []int{1}, Options{AngleTolerance: 60}},
 	} {
 		if ds, err := Detect(c.lat, c.frac, c.types, c.opt); !errors.Is(err, ErrBadCell) {
 			t.Errorf("%s: %v, %v; want ErrBadCell", c.name, ds, err)
