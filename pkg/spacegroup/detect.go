@@ -86,10 +86,8 @@ type Dataset struct {
 	StdTypes   []int
 	// PrimitiveLattice (rows, Å) is the reduced primitive cell.
 	PrimitiveLattice [3][3]float64
-	// Mapping gives, for each input atom, the index of its atom in the
-	// primitive cell; Equivalent gives, for each input atom, the smallest
-	// index of an input atom in its orbit under the group (spglib's
-	// equivalent_atoms).
+	// Equivalent gives, for each input atom, the smallest index of an
+	// input atom in its orbit under the group (spglib's equivalent_atoms).
 	Equivalent []int
 }
 
@@ -337,7 +335,7 @@ func detectAt(in *cell, tol, ang float64) *Dataset {
 	if !ok {
 		return nil
 	}
-	prim, mapping, ok := primitiveCell(in, minv, redLat, n, tol)
+	prim, ok := primitiveCell(in, minv, redLat, n, tol)
 	if !ok {
 		return nil
 	}
@@ -356,7 +354,7 @@ func detectAt(in *cell, tol, ang float64) *Dataset {
 			if !ok {
 				continue
 			}
-			return buildDataset(in, prim, mapping, trans, ops, m, minv, redLat, basis, p, s, tol, ang)
+			return buildDataset(in, prim, trans, ops, m, minv, redLat, basis, p, s, tol, ang)
 		}
 	}
 	return nil
@@ -430,13 +428,12 @@ func primitiveBasis(c *cell, trans []vec3) (mat3, bool) {
 
 // primitiveCell maps the input atoms into the reduced primitive cell
 // (coordinates x_p = minv·x), merging the n images of each atom into their
-// mean position. mapping gives each input atom's primitive atom.
-func primitiveCell(in *cell, minv mat3, redLat mat3, n int, tol float64) (*cell, []int, bool) {
+// mean position.
+func primitiveCell(in *cell, minv mat3, redLat mat3, n int, tol float64) (*cell, bool) {
 	var (
-		pos     []vec3
-		types   []int
-		count   []int
-		mapping = make([]int, len(in.pos))
+		pos   []vec3
+		types []int
+		count []int
 	)
 	for i, x := range in.pos {
 		y := matVec(minv, x)
@@ -458,7 +455,6 @@ func primitiveCell(in *cell, minv mat3, redLat mat3, n int, tol float64) (*cell,
 			pos = append(pos, y)
 			types = append(types, in.types[i])
 			count = append(count, 1)
-			mapping[i] = len(pos) - 1
 			continue
 		}
 		// Running mean of the images, each unwrapped next to the first.
@@ -468,11 +464,10 @@ func primitiveCell(in *cell, minv mat3, redLat mat3, n int, tol float64) (*cell,
 			pos[found][k] += d[k] / (c + 1)
 		}
 		count[found]++
-		mapping[i] = found
 	}
 	for _, c := range count {
 		if c != n {
-			return nil, nil, false
+			return nil, false
 		}
 	}
 	for i := range pos {
@@ -480,7 +475,7 @@ func primitiveCell(in *cell, minv mat3, redLat mat3, n int, tol float64) (*cell,
 			pos[i][k] = wrap01(pos[i][k])
 		}
 	}
-	return newCell(redLat, pos, types), mapping, true
+	return newCell(redLat, pos, types), true
 }
 
 // delaunay reduces a lattice (rows) by Selling's algorithm (the Delaunay

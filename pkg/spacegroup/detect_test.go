@@ -120,6 +120,16 @@ func TestDetectAllTypes(t *testing.T) {
 				continue
 			}
 			checkDataset(t, ds, lat, p, types, s)
+			orbits := map[int]bool{}
+			for i, e := range ds.Equivalent {
+				orbits[e] = true
+				if types[e] != types[i] || e > i {
+					t.Errorf("%d: atom %d equivalent to %d", n, i, e)
+				}
+			}
+			if len(orbits) != 2 {
+				t.Errorf("%d %s, cell %d: %d orbits, want 2", n, s.Short, ci, len(orbits))
+			}
 		}
 	}
 }

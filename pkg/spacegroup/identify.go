@@ -477,7 +477,7 @@ func shiftFits(ops []primOp, db map[[3][3]int]vec3, o vec3, lat mat3, tol float6
 
 // buildDataset assembles the result: the operations of the input cell,
 // the transformation to the standard cell and the standard cell's atoms.
-func buildDataset(in *cell, prim *cell, mapping []int, trans []vec3, ops []primOp, m, minv, redLat mat3,
+func buildDataset(in *cell, prim *cell, trans []vec3, ops []primOp, m, minv, redLat mat3,
 	basis [3][3]int, o vec3, s *Setting, tol, ang float64) *Dataset {
 	ds := &Dataset{
 		Number: s.Number, Symbol: s.Short, Setting: s, HallNumber: s.HallNumber, Hall: s.Hall, Choice: s.Choice,
@@ -540,7 +540,6 @@ func buildDataset(in *cell, prim *cell, mapping []int, trans []vec3, ops []primO
 			}
 		}
 	}
-	_ = mapping
 	return ds
 }
 
