@@ -154,6 +154,17 @@ func (g *grid) bin(x vec3) int {
 // difference reduced to [−1/2, 1/2] (spglib's convention; exact for reduced
 // cells).
 func (c *cell) find(x vec3, typ int, tol float64) int {
+	j, _ := c.search(x, typ, tol, false)
+	return j
+}
+
+// nearest returns the atom of type typ nearest to x within tol, or −1.
+func (c *cell) nearest(x vec3, typ int, tol float64) int {
+	j, _ := c.search(x, typ, tol, true)
+	return j
+}
+
+func (c *cell) search(x vec3, typ int, tol float64, nearest bool) (int, float64) {
 	if c.grids == nil || c.tol != tol {
 		c.grids, c.tol = map[int]*grid{}, tol
 	}
@@ -162,8 +173,7 @@ func (c *cell) find(x vec3, typ int, tol float64) int {
 		g = c.buildGrid(typ, tol)
 		c.grids[typ] = g
 	}
-	tol2 := tol * tol
-	best := -1
+	best, bestD := -1, tol*tol
 	var ranges [3][]int
 	for i := 0; i < 3; i++ {
 		k := g.coord(x[i], i)
@@ -180,18 +190,22 @@ func (c *cell) find(x vec3, typ int, tol float64) int {
 		for _, i1 := range ranges[1] {
 			for _, i2 := range ranges[2] {
 				for _, j := range g.bins[(i0*g.n[1]+i1)*g.n[2]+i2] {
-					if best >= 0 && j > best {
+					if !nearest && best >= 0 && j > best {
 						continue
 					}
 					d := vecMat(wrapDiff(sub(c.pos[j], x)), c.lat)
-					if dot(d, d) <= tol2 {
-						best = j
+					dd := dot(d, d)
+					switch {
+					case dd > tol*tol:
+					case nearest && best >= 0 && (dd > bestD || dd == bestD && j > best):
+					default:
+						best, bestD = j, dd
 					}
 				}
 			}
 		}
 	}
-	return best
+	return best, bestD
 }
 
 // leastType returns the first atom of the least numerous type.

@@ -21,9 +21,9 @@ type StdSite struct {
 // AsymmetricUnit returns one atom per orbit of the standard conventional
 // cell under the operations of the standard setting, in the order of
 // StdFrac. Each representative x is replaced by the mean of its images
-// g(x) under the operations g that fix it within the tolerance (its site
-// symmetry group): that mean is fixed by every such g exactly, so the
-// operations regenerate the orbit without near-duplicates. Expanding the
+// g(x) under the operations g that map it onto itself within the tolerance
+// (its site-symmetry group): that mean is fixed by every such g exactly, so
+// the operations regenerate the orbit without near-duplicates. Expanding the
 // returned sites by Setting.Ops gives the standard cell back, within the
 // tolerance.
 func (d *Dataset) AsymmetricUnit() ([]StdSite, error) {
@@ -40,15 +40,22 @@ func (d *Dataset) AsymmetricUnit() ([]StdSite, error) {
 		if seen[i] {
 			continue
 		}
+		// The site symmetry group: the operations that map atom i nearer
+		// to itself than to any other atom of its type. (The standard
+		// setting's exact operations can move an atom a little more than
+		// the tolerance: detection matched atoms with translations refined
+		// to the mean displacement.)
 		var sum vec3
 		n := 0
 		for _, o := range ops {
-			diff := wrapDiff(sub(o.Apply(x), x))
-			c := vecMat(diff, d.StdLattice)
-			if dot(c, c) <= tol*tol {
-				sum = add(sum, diff)
+			y := o.Apply(x)
+			if std.nearest(y, d.StdTypes[i], 3*tol) == i {
+				sum = add(sum, wrapDiff(sub(y, x)))
 				n++
 			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: atom %d of the standard cell is not fixed by the identity", ErrNotFound, i)
 		}
 		var xs [3]float64
 		for k := range xs {
@@ -66,7 +73,7 @@ func (d *Dataset) AsymmetricUnit() ([]StdSite, error) {
 			}
 			img = newCell(d.StdLattice, append(img.pos, y), append(img.types, 0))
 			images++
-			j := std.find(y, d.StdTypes[i], 2*tol)
+			j := std.nearest(y, d.StdTypes[i], 3*tol)
 			if j < 0 {
 				return nil, fmt.Errorf("%w: atom %d of the standard cell: image %v under %v has no atom", ErrNotFound, i, y, o)
 			}
