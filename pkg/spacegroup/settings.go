@@ -164,8 +164,10 @@ func ByHall(sym string) (*Setting, error) {
 // symbol names the unique-axis-b setting ("P 21/n" is "P 1 21/n 1"). A
 // suffix ":1", ":2" (or " S", " Z" for origin choice 1 and 2), ":H" or ":R"
 // (or " H", " R") picks the origin choice or the axes; without it the
-// default of ByNumber applies. The symbols of ITA before 2002 for the five
-// groups with an e-glide are accepted (Abm2, Aba2, Cmca, Cmma, Ccca).
+// default of ByNumber applies. Older symbols are accepted: those of ITA
+// before 2002 for the five groups with an e-glide (Abm2, Aba2, Cmca, Cmma,
+// Ccca) and the cubic symbols without the bar on the three-fold axis
+// ("F m 3 m", "I a 3 d").
 func ByHM(sym string) (*Setting, error) {
 	loadTable()
 	key := hmKey(sym)
@@ -239,6 +241,17 @@ func loadTable() {
 			d := defaults[s.Number]
 			if d == nil || (s.Choice == "2" && d.Choice == "1") {
 				defaults[s.Number] = s
+			}
+		}
+		// Cubic symbols as written before ITA 1983, without the bar on the
+		// three-fold axis ("F m 3 m", "P a 3").
+		for _, s := range settings {
+			if s.Number >= 195 {
+				for _, name := range s.names {
+					if strings.Contains(name, "-3") {
+						s.names = append(s.names, strings.ReplaceAll(name, "-3", "3"))
+					}
+				}
 			}
 		}
 		for old, cur := range oldSymbols {

@@ -146,6 +146,10 @@ func TestByHM(t *testing.T) {
 		{"P n -3 n", "-P 4a 2bc 3"},
 		{"p 4/n m m", "-P 4a 2a"},
 		{"P 4/n m m:1", "P 4ab 2ab -1ab"},
+		{"F m 3 m", "-F 4 2 3"},
+		{"Ia3d", "-I 4bd 2c 3"},
+		{"P a 3", "-P 2ac 2ab 3"},
+		{"Fd3m:1", "F 4d 2 3 -1d"},
 	} {
 		s, err := ByHM(c.sym)
 		if err != nil {
