@@ -70,7 +70,9 @@ type Dataset struct {
 	SymPrec, AngleTolerance float64
 	// Operations are the space-group operations of the input cell, in its
 	// fractional coordinates (pure translations of a supercell included),
-	// translations in [0, 1).
+	// translations in [0, 1). For a supercell whose lattice lacks some of
+	// the group's rotations (a 2×1×1 cell of a cubic crystal), only those
+	// it has are listed; Number is still the crystal's group.
 	Operations []Operation
 	// Transformation and OriginShift carry input fractional coordinates x
 	// to those of the standard conventional cell: x_s = Transformation·x +

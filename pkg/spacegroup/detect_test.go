@@ -274,3 +274,55 @@ func sample[T any](xs []T) []T {
 	}
 	return out
 }
+
+// TestDetectSupercell finds rutile's group in a 2×1×1 supercell, whose
+// lattice keeps only the operations without a four-fold rotation: 8 of
+// them, each with the two pure translations.
+func TestDetectSupercell(t *testing.T) {
+	s, _ := ByNumber(136)
+	lat := fromParams(4.59, 4.59, 2.96, 90, 90, 90)
+	var frac [][3]float64
+	var types []int
+	for _, a := range []struct {
+		x   vec3
+		typ int
+	}{{vec3{0, 0, 0}, 22}, {vec3{0.305, 0.305, 0}, 8}} {
+		seen := newCell(lat, nil, nil)
+		for _, o := range s.Ops() {
+			y := o.Apply(a.x)
+			for k := range y {
+				y[k] = wrap01(y[k])
+			}
+			if seen.find(y, 0, 1e-6) >= 0 {
+				continue
+			}
+			seen = newCell(lat, append(seen.pos, y), append(seen.types, 0))
+			for _, dx := range []float64{0, 1} {
+				frac = append(frac, [3]float64{(y[0] + dx) / 2, y[1], y[2]})
+				types = append(types, a.typ)
+			}
+		}
+	}
+	super := lat
+	super[0] = vec3{2 * lat[0][0], 2 * lat[0][1], 2 * lat[0][2]}
+	ds, err := Detect(super, frac, types, Options{})
+	if err != nil || ds.Number != 136 {
+		t.Fatalf("%v, %v", ds, err)
+	}
+	if len(ds.Operations) != 16 {
+		t.Errorf("%d operations, want 16", len(ds.Operations))
+	}
+	pos := make([]vec3, len(frac))
+	for i := range frac {
+		pos[i] = frac[i]
+	}
+	c := newCell(super, pos, types)
+	for _, op := range ds.Operations {
+		if _, ok := c.matchOp(toFloat(op.Rot), op.Trans, 1e-6); !ok {
+			t.Errorf("operation %v does not map the supercell onto itself", op)
+		}
+	}
+	if len(ds.StdFrac) != 6 {
+		t.Errorf("standard cell has %d atoms, want 6", len(ds.StdFrac))
+	}
+}
