@@ -102,6 +102,20 @@ type Hall struct {
 // a three-fold along a+b+c. The shift turns each generator (W, w) into
 // (W, w + (I−W)V). spglib writes '"' as '='; both are read.
 func ParseHall(symbol string) (*Hall, error) {
+	return parseHall(symbol, false)
+}
+
+// parseHallGenerators reads a Hall symbol's generators without generating
+// the group.
+func parseHallGenerators(symbol string) ([]Op, error) {
+	h, err := parseHall(symbol, true)
+	if err != nil {
+		return nil, err
+	}
+	return h.Generators, nil
+}
+
+func parseHall(symbol string, generatorsOnly bool) (*Hall, error) {
 	fields := strings.Fields(symbol)
 	h := &Hall{Symbol: strings.Join(fields, " ")}
 	fail := func(format string, args ...any) (*Hall, error) {
@@ -180,6 +194,9 @@ func ParseHall(symbol string) (*Hall, error) {
 		}
 	}
 	h.Generators = gens
+	if generatorsOnly {
+		return h, nil
+	}
 	all := append([]Op(nil), gens...)
 	for _, c := range cen {
 		all = append(all, Op{Rot: Identity.Rot, Trans: c})

@@ -201,8 +201,10 @@ func ByHM(sym string) (*Setting, error) {
 // hmKey is the lookup form of an HM symbol: no spaces or underscores,
 // lower case.
 func hmKey(s string) string {
-	return strings.ToLower(strings.NewReplacer(" ", "", "_", "", "\t", "").Replace(strings.TrimSpace(s)))
+	return strings.ToLower(hmDrop.Replace(strings.TrimSpace(s)))
 }
+
+var hmDrop = strings.NewReplacer(" ", "", "_", "", "\t", "")
 
 func hallKey(s string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "=", `"`))
