@@ -370,10 +370,32 @@ func detectAt(in *cell, tol, ang float64) *Dataset {
 			if !ok {
 				continue
 			}
-			return buildDataset(in, prim, trans, ops, m, minv, redLat, basis, p, s, tol, ang)
+			ds := buildDataset(in, prim, trans, ops, m, minv, redLat, basis, p, s, tol, ang)
+			if !consistent(in, ds, tol) {
+				return nil
+			}
+			return ds
 		}
 	}
 	return nil
+}
+
+// consistent checks the result against the input atoms: every operation
+// must map every atom within 3·tol of an atom of its type (each atom is
+// within tol of its merged primitive position, which the operation maps
+// within tol, with a translation refined by averaging). Atoms closer to
+// each other than the tolerance can make the primitive cell and the
+// operations inconsistent; the search then goes on at a smaller tolerance.
+func consistent(in *cell, ds *Dataset, tol float64) bool {
+	if len(ds.Operations) == 0 {
+		return false
+	}
+	for _, op := range ds.Operations {
+		if _, ok := in.matchOp(toFloat(op.Rot), op.Trans, 3*tol); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // pureTranslations returns the translations (input fractional
