@@ -137,7 +137,7 @@ func TestParseCIFDisorderAndSymbols(t *testing.T) {
 	}{
 		{"partial_occupancy.cif", ErrPartialOccupancy, []string{"Cl1", "0.52"}},
 		{"mixed_site.cif", ErrPartialOccupancy, []string{"Fe1", "Ni1", "mixed"}},
-		{"symbol_only.cif", ErrNoSymmetryOperations, []string{"F m -3 m"}},
+		{"symbol_unknown.cif", ErrNoSymmetryOperations, []string{"F m -3 q"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -313,8 +313,8 @@ func TestParseCIFRejects(t *testing.T) {
 		{"occupancy above 1", cifWithCell("loop_\n_atom_site_label\n_atom_site_occupancy\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 1.2 0 0 0\n"), ErrBadCIF, "more than 1"},
 		{"only empty sites", cifWithCell("loop_\n_atom_site_label\n_atom_site_occupancy\n_atom_site_fract_x\n_atom_site_fract_y\n_atom_site_fract_z\nNa1 0 0 0 0\n"), ErrBadCIF, "no occupied"},
 		{"same element listed twice", cifWithCell(atomLoopHeader + "Na1 0 0 0\nNa2 1 1 1\n"), ErrBadCIF, "Na2 falls on atom site Na1"},
-		{"Hall symbol only", cifWithCell("_symmetry_space_group_name_Hall '-P 1'\n" + atomLoopHeader + "Na 0 0 0\n"), ErrNoSymmetryOperations, "-P 1"},
-		{"IT number only", cifWithCell("_space_group_IT_number 2\n" + atomLoopHeader + "Na 0 0 0\n"), ErrNoSymmetryOperations, "_space_group_it_number"},
+		{"unknown Hall symbol", cifWithCell("_symmetry_space_group_name_Hall '-P 5'\n" + atomLoopHeader + "Na 0 0 0\n"), ErrNoSymmetryOperations, "-P 5"},
+		{"unknown IT number", cifWithCell("_space_group_IT_number 0\n" + atomLoopHeader + "Na 0 0 0\n"), ErrNoSymmetryOperations, "_space_group_it_number"},
 		{"magnetic CIF", cifWithCell("loop_\n_space_group_symop_magn_operation.xyz\nx,y,z,+1\n" + atomLoopHeader + "Fe 0 0 0\n"), ErrBadCIF, "magnetic"},
 		{"operation with two components", cifWithCell("loop_\n_symmetry_equiv_pos_as_xyz\n'x, y'\n" + atomLoopHeader + "Na 0 0 0\n"), ErrBadCIF, "3 comma-separated"},
 		{"unknown operation", cifWithCell("loop_\n_symmetry_equiv_pos_as_xyz\n?\n" + atomLoopHeader + "Na 0 0 0\n"), ErrBadCIF, "unknown"},

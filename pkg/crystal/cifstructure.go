@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 var (
@@ -14,10 +16,11 @@ var (
 	// below 1 (beyond CIFOccupancyTolerance), or two atoms sharing a
 	// position. Crucible handles ordered structures only.
 	ErrPartialOccupancy = errors.New("partial occupancy")
-	// ErrNoSymmetryOperations is returned for a CIF that names a space group
-	// other than P1 but does not list its symmetry operations: Crucible
-	// ships no space-group tables to generate them from the symbol.
-	ErrNoSymmetryOperations = errors.New("space group given without symmetry operations")
+	// ErrNoSymmetryOperations is returned for a CIF that lists no symmetry
+	// operations and names its space group by a symbol or number that
+	// cannot give them: an unknown or malformed symbol, or a number that
+	// disagrees with the symbol.
+	ErrNoSymmetryOperations = errors.New("space group gives no symmetry operations")
 	// ErrTooManySites is returned when a file describes more than MaxReadSites
 	// atoms (after symmetry expansion, for a CIF).
 	ErrTooManySites = errors.New("too many sites")
@@ -100,9 +103,11 @@ type cifSite struct {
 //   - Each site is expanded by the symmetry operations
 //     (_symmetry_equiv_pos_as_xyz or _space_group_symop_operation_xyz),
 //     images are wrapped into [0, 1), and images within CIFSiteTolerance of
-//     an earlier image of the same site are dropped. Without operations the
-//     block must be P1 (or name no space group); a space-group symbol alone
-//     is ErrNoSymmetryOperations.
+//     an earlier image of the same site are dropped. Without an operations
+//     loop the operations come from the space group's Hall symbol, HM
+//     symbol or number (see symbolOps; standard settings from package
+//     spacegroup); a block naming none is P1. An unknown symbol is
+//     ErrNoSymmetryOperations naming it.
 //   - Sites are ordered as pymatgen orders them: by electronegativity of
 //     the element (stable), then by asymmetric site, then by operation.
 //
@@ -246,8 +251,8 @@ var cifSymOpTags = []string{
 	"_space_group_symop_operation_xyz_",
 }
 
-// cifSymOps reads the symmetry operations, or returns the identity for a P1
-// block that lists none.
+// cifSymOps reads the symmetry operations, or, for a block that lists
+// none, generates them from the space-group symbol or number (symbolOps).
 func (b *CIFBlock) cifSymOps() ([]cifSymOp, error) {
 	for _, tag := range cifSymOpTags {
 		vals, ok := b.column(tag)
@@ -277,11 +282,7 @@ func (b *CIFBlock) cifSymOps() ([]cifSymOp, error) {
 			return nil, fmt.Errorf("%w: magnetic CIF (%s) is not supported", ErrBadCIF, t)
 		}
 	}
-	if err := b.requireP1(); err != nil {
-		return nil, err
-	}
-	identity := cifSymOp{rot: [3][3]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}
-	return []cifSymOp{identity}, nil
+	return b.symbolOps()
 }
 
 // uniqueCIFSymOps drops repeated operations (equal rotations, translations
@@ -305,36 +306,96 @@ func uniqueCIFSymOps(ops []cifSymOp) []cifSymOp {
 	return out
 }
 
-// requireP1 checks that every space-group symbol or number the block gives
-// is P1's: only then is the identity the whole group.
-func (b *CIFBlock) requireP1() error {
-	symbols := []string{
-		"_symmetry_space_group_name_h-m", "_space_group_name_h-m_alt", "_space_group_name_h-m",
-		"_symmetry_space_group_name_hall", "_space_group_name_hall",
-	}
-	for _, tag := range symbols {
+// cifSymbolTags are the tags that name the space group, in the order they
+// are used when no operations are listed: the Hall symbol (explicit about
+// the origin), then the Hermann–Mauguin symbol, then the number.
+var (
+	cifHallTags   = []string{"_space_group_name_hall", "_symmetry_space_group_name_hall"}
+	cifHMTags     = []string{"_space_group_name_h-m_alt", "_symmetry_space_group_name_h-m", "_space_group_name_h-m"}
+	cifNumberTags = []string{"_space_group_it_number", "_symmetry_int_tables_number"}
+)
+
+// symbolOps returns the operations of the space group the block names by
+// symbol or number, for a block that lists no operations: a Hall symbol is
+// read by spacegroup.ParseHall (any valid symbol, tabulated or not); an HM
+// symbol or a number gives the tabulated setting (spacegroup.ByHM,
+// spacegroup.ByNumber: the standard setting, origin choice 2 and hexagonal
+// axes unless the symbol says otherwise). A block naming no space group is
+// P1. An unknown or unreadable symbol, or a number that disagrees with the
+// symbol, is ErrNoSymmetryOperations naming the tag and the symbol.
+func (b *CIFBlock) symbolOps() ([]cifSymOp, error) {
+	var (
+		ops    []spacegroup.Op
+		number int
+		from   string
+	)
+	for _, tag := range cifHallTags {
 		sym, ok := b.Value(tag)
-		if !ok {
+		if !ok || strings.TrimSpace(sym) == "" {
 			continue
 		}
-		compact := strings.ToLower(strings.NewReplacer(" ", "", "_", "", "\t", "").Replace(sym))
-		if compact != "p1" {
-			return fmt.Errorf("%w: %s is %q but no _symmetry_equiv_pos_as_xyz or _space_group_symop_operation_xyz loop lists its operations (Crucible has no space-group tables)",
-				ErrNoSymmetryOperations, tag, sym)
+		h, err := spacegroup.ParseHall(sym)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrNoSymmetryOperations, tag, err)
+		}
+		ops, from = h.Ops, fmt.Sprintf("%s %q", tag, sym)
+		if s, err := spacegroup.ByHall(sym); err == nil {
+			number = s.Number
+		}
+		break
+	}
+	if ops == nil {
+		for _, tag := range cifHMTags {
+			sym, ok := b.Value(tag)
+			if !ok || strings.TrimSpace(sym) == "" {
+				continue
+			}
+			s, err := spacegroup.ByHM(sym)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrNoSymmetryOperations, tag, err)
+			}
+			ops, number, from = s.Ops(), s.Number, fmt.Sprintf("%s %q", tag, sym)
+			break
 		}
 	}
-	for _, tag := range []string{"_symmetry_int_tables_number", "_space_group_it_number"} {
+	for _, tag := range cifNumberTags {
 		v, ok := b.value(tag)
 		if !ok || v.null() {
 			continue
 		}
-		if n, err := parseCIFNumber(v); err != nil || n != 1 {
-			return fmt.Errorf("%w: %s is %q but no _symmetry_equiv_pos_as_xyz or _space_group_symop_operation_xyz loop lists its operations (Crucible has no space-group tables)",
-				ErrNoSymmetryOperations, tag, v.text)
+		x, err := parseCIFNumber(v)
+		n := int(x)
+		if err != nil || float64(n) != x {
+			return nil, fmt.Errorf("%w: %s is %q, not a space-group number", ErrNoSymmetryOperations, tag, v.text)
 		}
+		if ops == nil {
+			s, err := spacegroup.ByNumber(n)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", ErrNoSymmetryOperations, tag, err)
+			}
+			ops, number, from = s.Ops(), n, fmt.Sprintf("%s %d", tag, n)
+		} else if number != 0 && n != number {
+			return nil, fmt.Errorf("%w: %s names space group %d but %s is %d", ErrNoSymmetryOperations, from, number, tag, n)
+		}
+		break
 	}
-	return nil
+	if ops == nil {
+		return []cifSymOp{cifIdentity}, nil
+	}
+	out := make([]cifSymOp, len(ops))
+	for i, o := range ops {
+		for r := 0; r < 3; r++ {
+			for c := 0; c < 3; c++ {
+				out[i].rot[r][c] = float64(o.Rot[r][c])
+			}
+		}
+		t := o.T()
+		out[i].trans = Vec3{t[0], t[1], t[2]}
+	}
+	return out, nil
 }
+
+var cifIdentity = cifSymOp{rot: [3][3]float64{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}
 
 // cifSites reads the asymmetric unit.
 func (b *CIFBlock) cifSites() ([]cifSite, error) {
