@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 )
 
 // r3mHexOps are the twelve coset representatives of R -3 m (hexagonal
@@ -103,7 +103,7 @@ func TestParseCIFBySymbolErrors(t *testing.T) {
 // of the golden set (which list their operations) and checks that the
 // symbol alone gives the same structure.
 func TestParseCIFBySymbolGolden(t *testing.T) {
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	files, _ := filepath.Glob(filepath.Join(dir, "cod-*.cif"))
 	if len(files) == 0 {
 		t.Skip("no golden COD CIFs")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
@@ -78,7 +78,7 @@ func TestWriteSymmetrizedCIF(t *testing.T) {
 // TestWriteSymmetrizedCIFGolden round-trips the 51 structures of the golden
 // set (symmetric, primitive, supercell and distorted ones).
 func TestWriteSymmetrizedCIFGolden(t *testing.T) {
-	dir := testenv.DataPath(t, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.cif"))
 	if len(files) == 0 {
 		t.Skip("no golden CIFs")
@@ -117,7 +117,7 @@ func TestWriteSymmetrizedCIFMaterialsProject(t *testing.T) {
 	}
 	n, bad := 0, 0
 	for _, file := range []string{"mp_dielectric_petousis2017.csv", "mp_piezo_dejong2015.csv"} {
-		f, err := os.Open(testenv.DataPath(t, "data", file))
+		f, err := os.Open(testbed.DataPath(t, "data", file))
 		if err != nil {
 			t.Fatal(err)
 		}

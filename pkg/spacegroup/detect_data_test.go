@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/crucible-sci/crucible/internal/testenv"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
@@ -19,7 +19,7 @@ import (
 // golden CIF set, at both tolerances the golden file gives: number and
 // symbol must agree for every structure.
 func TestDetectGolden(t *testing.T) {
-	path := testenv.DataPath(t, "golden", "symmetry", "spacegroups.json")
+	path := testbed.DataPath(t, "golden", "symmetry", "spacegroups.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestDetectMaterialsProject(t *testing.T) {
 	total, agreed := 0, 0
 	var misses []string
 	for _, file := range []string{"mp_dielectric_petousis2017.csv", "mp_piezo_dejong2015.csv"} {
-		f, err := os.Open(testenv.DataPath(t, "data", file))
+		f, err := os.Open(testbed.DataPath(t, "data", file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestDetectMaterialsProject(t *testing.T) {
 // BenchmarkDetectGolden times Detect at 0.01 Å over the 51 structures of
 // the golden CIF set (1 to 100 atoms): one op is one structure.
 func BenchmarkDetectGolden(b *testing.B) {
-	dir := testenv.DataPath(b, "golden", "cgcnn", "cifs")
+	dir := testbed.DataPath(b, "golden", "cgcnn", "cifs")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.cif"))
 	if len(files) == 0 {
 		b.Skip("no golden CIFs")
