@@ -1,0 +1,202 @@
+package m3gnet
+
+import "math"
+
+// The dense parts of the network: row-major matrices (one row per atom,
+// bond or triple), linear layers, SiLU/sigmoid, and the gated MLPs
+// forwards and backwards. Only gradients with respect to the inputs are
+// needed (the weights are fixed), so the backward pass of a linear layer is
+// x̄ = ȳ W.
+
+// mulAdd accumulates y += x · m for a rows × in matrix x and an in × out
+// matrix m (both row-major): each row of y gathers the rows of m weighted
+// by that row of x.
+func mulAdd(y, x, m []float64, rows, in, out int) {
+	if rows == 0 {
+		return
+	}
+	y = y[:rows*out]
+	x = x[:rows*in]
+	m = m[:in*out]
+	for r := 0; r < rows; r++ {
+		yr := y[r*out : r*out+out]
+		xr := x[r*in : r*in+in]
+		for k, a := range xr {
+			if a == 0 {
+				continue
+			}
+			axpy(yr, m[k*out:k*out+out], a)
+		}
+	}
+}
+
+// mulBias sets y = x · m + b (b nil for no bias).
+func mulBias(y, x, m, b []float64, rows, in, out int) {
+	y = y[:rows*out]
+	if b == nil {
+		clear(y)
+	} else {
+		for r := 0; r < rows; r++ {
+			copy(y[r*out:r*out+out], b)
+		}
+	}
+	mulAdd(y, x, m, rows, in, out)
+}
+
+// axpy sets y += a·x.
+func axpy(y, x []float64, a float64) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += a * x[i]
+	}
+}
+
+// sigmoid is 1/(1 + e^−x), through e^−|x| so that it neither overflows nor
+// cancels.
+func sigmoid(x float64) float64 {
+	t := math.Exp(-math.Abs(x))
+	if x < 0 {
+		return t / (1 + t)
+	}
+	return 1 / (1 + t)
+}
+
+// silu is x·σ(x) (torch.nn.SiLU, the "swish" of model.json) and dsilu its
+// derivative σ(x)(1 + x(1 − σ(x))).
+func silu(x float64) float64 { return x * sigmoid(x) }
+
+func dsilu(x float64) float64 {
+	s := sigmoid(x)
+	return s * (1 + x*(1-s))
+}
+
+// mlpCache keeps a gated MLP's pre-activations for the backward pass: z[k]
+// of layer k and y[k] of gate k, rows × width each.
+type mlpCache struct {
+	z, y [][]float64
+}
+
+func (c *mlpCache) ensure(g *gated, rows int) {
+	if c.z == nil {
+		c.z = make([][]float64, len(g.layers))
+		c.y = make([][]float64, len(g.layers))
+	}
+	for k := range g.layers {
+		c.z[k] = grow(c.z[k], rows*g.layers[k].out)
+		c.y[k] = grow(c.y[k], rows*g.gates[k].out)
+	}
+}
+
+// first computes the pre-activations of the first layer and gate from the
+// input rows.
+func (g *gated) first(c *mlpCache, in []float64, rows int) {
+	l, gt := &g.layers[0], &g.gates[0]
+	mulBias(c.z[0], in, l.wt, l.b, rows, l.in, l.out)
+	mulBias(c.y[0], in, gt.wt, gt.b, rows, gt.in, gt.out)
+}
+
+// rest runs the layers after the first from c.z[0], c.y[0] and writes the
+// output, act(z_last) ⊙ σ(y_last), to out; tmp is scratch of rows × the
+// widest layer.
+func (g *gated) rest(c *mlpCache, out, tmp []float64, rows int) {
+	n := len(g.layers)
+	for k := 1; k < n; k++ {
+		l, gt := &g.layers[k], &g.gates[k]
+		h := tmp[:rows*l.in]
+		for i, z := range c.z[k-1][:rows*l.in] {
+			h[i] = silu(z)
+		}
+		mulBias(c.z[k], h, l.wt, l.b, rows, l.in, l.out)
+		for i, y := range c.y[k-1][:rows*gt.in] {
+			h[i] = silu(y)
+		}
+		mulBias(c.y[k], h, gt.wt, gt.b, rows, gt.in, gt.out)
+	}
+	w := g.layers[n-1].out
+	z, y := c.z[n-1][:rows*w], c.y[n-1][:rows*w]
+	out = out[:rows*w]
+	for i := range out {
+		a := z[i]
+		if g.activateLast {
+			a = silu(a)
+		}
+		out[i] = a * sigmoid(y[i])
+	}
+}
+
+// output recomputes what rest wrote to out.
+func (g *gated) output(c *mlpCache, out []float64, rows int) {
+	n := len(g.layers)
+	w := g.layers[n-1].out
+	z, y := c.z[n-1][:rows*w], c.y[n-1][:rows*w]
+	out = out[:rows*w]
+	for i := range out {
+		a := z[i]
+		if g.activateLast {
+			a = silu(a)
+		}
+		out[i] = a * sigmoid(y[i])
+	}
+}
+
+// back takes the adjoint of the output and leaves the adjoints of the first
+// layer's and gate's pre-activations in gz0 and gy0 (rows × width of the
+// first layer); sc holds five scratch buffers of rows × the widest layer.
+func (g *gated) back(c *mlpCache, gout, gz0, gy0 []float64, sc *[5][]float64, rows int) {
+	n := len(g.layers)
+	pair := func(k, parity int) ([]float64, []float64) {
+		if k == 0 {
+			return gz0, gy0
+		}
+		return sc[2*parity], sc[2*parity+1]
+	}
+	w := g.layers[n-1].out
+	z, y := c.z[n-1][:rows*w], c.y[n-1][:rows*w]
+	gz, gy := pair(n-1, 0)
+	gz, gy = gz[:rows*w], gy[:rows*w]
+	for i, o := range gout[:rows*w] {
+		s := sigmoid(y[i])
+		a, da := z[i], 1.0
+		if g.activateLast {
+			a, da = silu(z[i]), dsilu(z[i])
+		}
+		gz[i] = o * s * da
+		gy[i] = o * a * s * (1 - s)
+	}
+	for k := n - 1; k >= 1; k-- {
+		l, gt := &g.layers[k], &g.gates[k]
+		// h_{k−1} = silu(z_{k−1}) and z_k = W_k h_{k−1} + b_k, so
+		// z̄_{k−1} = (W_kᵀ z̄_k) ⊙ silu′(z_{k−1}); the same for the gates.
+		dz, dy := pair(k-1, (n-k)%2)
+		gh := sc[4][:rows*l.in]
+		clear(gh)
+		mulAdd(gh, gz, l.w, rows, l.out, l.in)
+		dz = dz[:rows*l.in]
+		for i, zz := range c.z[k-1][:rows*l.in] {
+			dz[i] = gh[i] * dsilu(zz)
+		}
+		clear(gh)
+		mulAdd(gh, gy, gt.w, rows, gt.out, gt.in)
+		dy = dy[:rows*gt.in]
+		for i, yy := range c.y[k-1][:rows*gt.in] {
+			dy[i] = gh[i] * dsilu(yy)
+		}
+		gz, gy = dz, dy
+	}
+}
+
+// grow returns s with length n, reallocating only when its capacity is too
+// small; the contents are not preserved.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}

@@ -1,0 +1,2 @@
+// Package m3gnet evaluates the M3GNet universal interatomic potential.
+package m3gnet
