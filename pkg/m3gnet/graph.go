@@ -1,8 +1,10 @@
 package m3gnet
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
@@ -91,7 +93,12 @@ func (m *Model) buildGraph(ws *Workspace, sys *System) error {
 			return fmt.Errorf("%w: %w", ErrInput, err)
 		}
 		for i := 0; i < n; i++ {
-			for _, nb := range ws.nl.Of(i) {
+			// Each atom's bonds by neighbour index and image, an order that
+			// small displacements do not change (the finder sorts by
+			// length); with IndexMatgl the energy depends on it.
+			ws.nbrs = append(ws.nbrs[:0], ws.nl.Of(i)...)
+			slices.SortFunc(ws.nbrs, compareIndexImage)
+			for _, nb := range ws.nbrs {
 				ws.src = append(ws.src, int32(i))
 				ws.dst = append(ws.dst, int32(nb.Index))
 				img := crystal.Vec3{float64(nb.Image[0]), float64(nb.Image[1]), float64(nb.Image[2])}
@@ -244,4 +251,16 @@ func (m *Model) matglIndexing(ws *Workspace) {
 		tr.end = ws.dst[b]
 		tr.tgt = seg
 	}
+}
+
+func compareIndexImage(a, b crystal.Neighbor) int {
+	if c := cmp.Compare(a.Index, b.Index); c != 0 {
+		return c
+	}
+	for k := 0; k < 3; k++ {
+		if c := cmp.Compare(a.Image[k], b.Image[k]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }

@@ -31,6 +31,7 @@ type Workspace struct {
 	finder crystal.NeighborFinder
 	nl     crystal.NeighborList
 	frac   []crystal.Vec3
+	nbrs   []crystal.Neighbor
 
 	// Graph: bond e goes from atom src[e] to the image dst[e] + shift[e].
 	src, dst []int32
