@@ -18,7 +18,30 @@ func mulAdd(y, x, m []float64, rows, in, out int) {
 	y = y[:rows*out]
 	x = x[:rows*in]
 	m = m[:in*out]
-	for r := 0; r < rows; r++ {
+	r := 0
+	// Four rows at a time: each row of m is loaded once for four rows of y.
+	for ; r+4 <= rows; r += 4 {
+		y0 := y[r*out : r*out+out]
+		y1 := y[(r+1)*out : (r+1)*out+out]
+		y2 := y[(r+2)*out : (r+2)*out+out]
+		y3 := y[(r+3)*out : (r+3)*out+out]
+		for k := 0; k < in; k++ {
+			a0, a1, a2, a3 := x[r*in+k], x[(r+1)*in+k], x[(r+2)*in+k], x[(r+3)*in+k]
+			if a0 == 0 && a1 == 0 && a2 == 0 && a3 == 0 {
+				continue
+			}
+			mk := m[k*out : k*out+out]
+			mk = mk[:len(y0)]
+			y1, y2, y3 := y1[:len(y0)], y2[:len(y0)], y3[:len(y0)]
+			for o, w := range mk {
+				y0[o] += a0 * w
+				y1[o] += a1 * w
+				y2[o] += a2 * w
+				y3[o] += a3 * w
+			}
+		}
+	}
+	for ; r < rows; r++ {
 		yr := y[r*out : r*out+out]
 		xr := x[r*in : r*in+in]
 		for k, a := range xr {
