@@ -34,3 +34,18 @@ func (m *Model) EvaluateAll(systems []*System, workers int) ([]Result, []error) 
 	wg.Wait()
 	return res, errs
 }
+
+// Calculator pairs a model with a workspace of its own, for one goroutine
+// that evaluates system after system (a relaxation).
+type Calculator struct {
+	Model *Model
+	ws    Workspace
+}
+
+// NewCalculator returns a calculator for m.
+func NewCalculator(m *Model) *Calculator { return &Calculator{Model: m} }
+
+// Evaluate computes the energy, forces and stress of sys into res.
+func (c *Calculator) Evaluate(sys *System, res *Result) error {
+	return c.Model.Evaluate(&c.ws, sys, res)
+}
