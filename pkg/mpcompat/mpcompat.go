@@ -8,8 +8,8 @@
 // (pymatgen/entries/compatibility.py) with its shipped parameters:
 //
 //   - MP2020 (MaterialsProject2020Compatibility; Wang et al., Sci. Rep. 11,
-//     15496 (2021)): per-atom anion corrections for oxides (peroxides,
-//     superoxides; none for hydroxides), sulfides, and F, Cl, Br, I, N, H,
+//     15496 (2021)): per-atom anion corrections for oxides (hydroxides as
+//     oxides; peroxides, superoxides), sulfides and polysulfides, and F, Cl, Br, I, N, H,
 //     Se, Si, Sb, Te where that element is an anion (negative in the guessed
 //     oxidation states, or else the most electronegative element); and, for
 //     compounds MP computes with GGA+U, a per-atom correction of each U
@@ -277,6 +277,9 @@ func (c *Compat) Corrections(s Scheme, st *crystal.Structure) ([]Adjustment, err
 		t := OxideType(st, 1.05)
 		switch s {
 		case MP2020:
+			if t == "hydroxide" {
+				t = "oxide"
+			}
 			if v, ok := c.compMP2020[t]; ok {
 				adj = append(adj, Adjustment{"MP2020 anion correction (" + t + ")", v, nO})
 			}

@@ -78,6 +78,10 @@ func TestCorrections(t *testing.T) {
 		// it as a sulfide, the legacy scheme not at all).
 		{"FeS2", cubic(t, 6, "Fe", crystal.Vec3{0, 0, 0}, "S", crystal.Vec3{0.4, 0.4, 0.4}, "S", crystal.Vec3{0.4, 0.4, 0.75}),
 			2 * -0.503, 0, "None", "polysulfide"},
+		// NaOH-like: an O–H pair at 0.97 Å is a hydroxide, corrected as an
+		// oxide by both schemes; H⁺ is not an anion.
+		{"NaOH", cubic(t, 5, "Na", crystal.Vec3{0, 0, 0}, "O", crystal.Vec3{0.5, 0.5, 0.5}, "H", crystal.Vec3{0.5, 0.5, 0.694}),
+			-0.687, -0.70229, "hydroxide", ""},
 		// Elements are not corrected.
 		{"Fe", cubic(t, 2.87, "Fe", crystal.Vec3{0, 0, 0}, "Fe", crystal.Vec3{0.5, 0.5, 0.5}), 0, 0, "None", ""},
 	}
