@@ -9,36 +9,67 @@ import "math"
 // x̄ = ȳ W.
 
 // mulAdd accumulates y += x · m for a rows × in matrix x and an in × out
-// matrix m (both row-major): each row of y gathers the rows of m weighted
-// by that row of x.
+// matrix m (both row-major). Blocks of 4 rows × 2 columns of y are
+// accumulated in registers over the whole inner dimension (eight sums,
+// four elements of x and two of m: fourteen of the sixteen SSE registers),
+// so that each element loaded serves several products and y is written
+// once.
 func mulAdd(y, x, m []float64, rows, in, out int) {
-	if rows == 0 {
+	if rows == 0 || in == 0 {
 		return
 	}
 	y = y[:rows*out]
 	x = x[:rows*in]
 	m = m[:in*out]
 	r := 0
-	// Four rows at a time: each row of m is loaded once for four rows of y.
 	for ; r+4 <= rows; r += 4 {
-		y0 := y[r*out : r*out+out]
-		y1 := y[(r+1)*out : (r+1)*out+out]
-		y2 := y[(r+2)*out : (r+2)*out+out]
-		y3 := y[(r+3)*out : (r+3)*out+out]
-		for k := 0; k < in; k++ {
-			a0, a1, a2, a3 := x[r*in+k], x[(r+1)*in+k], x[(r+2)*in+k], x[(r+3)*in+k]
-			if a0 == 0 && a1 == 0 && a2 == 0 && a3 == 0 {
-				continue
+		x0 := x[r*in : r*in+in]
+		x1 := x[(r+1)*in : (r+1)*in+in]
+		x2 := x[(r+2)*in : (r+2)*in+in]
+		x3 := x[(r+3)*in : (r+3)*in+in]
+		x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+		o := 0
+		for ; o+2 <= out; o += 2 {
+			var c00, c01, c10, c11, c20, c21, c30, c31 float64
+			p := o
+			for k, a0 := range x0 {
+				w := m[p : p+2]
+				w0, w1 := w[0], w[1]
+				a1, a2, a3 := x1[k], x2[k], x3[k]
+				c00 += a0 * w0
+				c01 += a0 * w1
+				c10 += a1 * w0
+				c11 += a1 * w1
+				c20 += a2 * w0
+				c21 += a2 * w1
+				c30 += a3 * w0
+				c31 += a3 * w1
+				p += out
 			}
-			mk := m[k*out : k*out+out]
-			mk = mk[:len(y0)]
-			y1, y2, y3 := y1[:len(y0)], y2[:len(y0)], y3[:len(y0)]
-			for o, w := range mk {
-				y0[o] += a0 * w
-				y1[o] += a1 * w
-				y2[o] += a2 * w
-				y3[o] += a3 * w
+			y[r*out+o] += c00
+			y[r*out+o+1] += c01
+			y[(r+1)*out+o] += c10
+			y[(r+1)*out+o+1] += c11
+			y[(r+2)*out+o] += c20
+			y[(r+2)*out+o+1] += c21
+			y[(r+3)*out+o] += c30
+			y[(r+3)*out+o+1] += c31
+		}
+		for ; o < out; o++ {
+			var c0, c1, c2, c3 float64
+			p := o
+			for k, a0 := range x0 {
+				w := m[p]
+				c0 += a0 * w
+				c1 += x1[k] * w
+				c2 += x2[k] * w
+				c3 += x3[k] * w
+				p += out
 			}
+			y[r*out+o] += c0
+			y[(r+1)*out+o] += c1
+			y[(r+2)*out+o] += c2
+			y[(r+3)*out+o] += c3
 		}
 	}
 	for ; r < rows; r++ {
