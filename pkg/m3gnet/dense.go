@@ -9,11 +9,12 @@ import "math"
 // x̄ = ȳ W.
 
 // mulAdd accumulates y += x · m for a rows × in matrix x and an in × out
-// matrix m (both row-major). Blocks of 4 rows × 2 columns of y are
-// accumulated in registers over the whole inner dimension (eight sums,
-// four elements of x and two of m: fourteen of the sixteen SSE registers),
-// so that each element loaded serves several products and y is written
-// once.
+// matrix m (both row-major). On processors with AVX2 and FMA, blocks of
+// 4 rows × 8 columns go to an assembly kernel (dense_amd64.s). The
+// portable code accumulates blocks of 4 rows × 2 columns in registers over
+// the whole inner dimension (eight sums, four elements of x and two of m:
+// fourteen of the sixteen SSE registers), so that each element loaded
+// serves several products and y is written once.
 func mulAdd(y, x, m []float64, rows, in, out int) {
 	if rows == 0 || in == 0 {
 		return
@@ -21,6 +22,16 @@ func mulAdd(y, x, m []float64, rows, in, out int) {
 	y = y[:rows*out]
 	x = x[:rows*in]
 	m = m[:in*out]
+	doneRows, doneCols := mulAddBlocks(y, x, m, rows, in, out)
+	if doneCols > 0 && doneCols < out {
+		// The columns the assembly left, for the rows it covered.
+		mulAddCols(y, x, m, doneRows, in, out, doneCols)
+	}
+	mulAddCols(y[doneRows*out:], x[doneRows*in:], m, rows-doneRows, in, out, 0)
+}
+
+// mulAddCols is mulAdd for the columns from col0 on.
+func mulAddCols(y, x, m []float64, rows, in, out, col0 int) {
 	r := 0
 	for ; r+4 <= rows; r += 4 {
 		x0 := x[r*in : r*in+in]
@@ -28,7 +39,7 @@ func mulAdd(y, x, m []float64, rows, in, out int) {
 		x2 := x[(r+2)*in : (r+2)*in+in]
 		x3 := x[(r+3)*in : (r+3)*in+in]
 		x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
-		o := 0
+		o := col0
 		for ; o+2 <= out; o += 2 {
 			var c00, c01, c10, c11, c20, c21, c30, c31 float64
 			p := o
@@ -73,13 +84,13 @@ func mulAdd(y, x, m []float64, rows, in, out int) {
 		}
 	}
 	for ; r < rows; r++ {
-		yr := y[r*out : r*out+out]
+		yr := y[r*out+col0 : r*out+out]
 		xr := x[r*in : r*in+in]
 		for k, a := range xr {
 			if a == 0 {
 				continue
 			}
-			axpy(yr, m[k*out:k*out+out], a)
+			axpy(yr, m[k*out+col0:k*out+out], a)
 		}
 	}
 }
@@ -126,25 +137,27 @@ func sigmoid(x float64) float64 {
 // derivative σ(x)(1 + x(1 − σ(x))).
 func silu(x float64) float64 { return x * sigmoid(x) }
 
-func dsilu(x float64) float64 {
-	s := sigmoid(x)
-	return s * (1 + x*(1-s))
-}
+func dsilu(x float64) float64 { return dsiluS(x, sigmoid(x)) }
 
 // mlpCache keeps a gated MLP's pre-activations for the backward pass: z[k]
-// of layer k and y[k] of gate k, rows × width each.
+// of layer k and y[k] of gate k, rows × width each, and their sigmoids
+// sz[k], sy[k] (silu(z) = z·σ(z)), so that the backward pass evaluates no
+// exponential.
 type mlpCache struct {
-	z, y [][]float64
+	z, y, sz, sy [][]float64
 }
 
 func (c *mlpCache) ensure(g *gated, rows int) {
 	if c.z == nil {
-		c.z = make([][]float64, len(g.layers))
-		c.y = make([][]float64, len(g.layers))
+		n := len(g.layers)
+		c.z, c.y = make([][]float64, n), make([][]float64, n)
+		c.sz, c.sy = make([][]float64, n), make([][]float64, n)
 	}
 	for k := range g.layers {
 		c.z[k] = grow(c.z[k], rows*g.layers[k].out)
 		c.y[k] = grow(c.y[k], rows*g.gates[k].out)
+		c.sz[k] = grow(c.sz[k], rows*g.layers[k].out)
+		c.sy[k] = grow(c.sy[k], rows*g.gates[k].out)
 	}
 }
 
@@ -156,6 +169,14 @@ func (g *gated) first(c *mlpCache, in []float64, rows int) {
 	mulBias(c.y[0], in, gt.wt, gt.b, rows, gt.in, gt.out)
 }
 
+// sigmoids fills s with σ(z).
+func sigmoids(s, z []float64) {
+	s = s[:len(z)]
+	for i, v := range z {
+		s[i] = sigmoid(v)
+	}
+}
+
 // rest runs the layers after the first from c.z[0], c.y[0] and writes the
 // output, act(z_last) ⊙ σ(y_last), to out; tmp is scratch of rows × the
 // widest layer.
@@ -164,41 +185,44 @@ func (g *gated) rest(c *mlpCache, out, tmp []float64, rows int) {
 	for k := 1; k < n; k++ {
 		l, gt := &g.layers[k], &g.gates[k]
 		h := tmp[:rows*l.in]
-		for i, z := range c.z[k-1][:rows*l.in] {
-			h[i] = silu(z)
+		z, sz := c.z[k-1][:rows*l.in], c.sz[k-1][:rows*l.in]
+		sigmoids(sz, z)
+		for i, v := range z {
+			h[i] = v * sz[i]
 		}
 		mulBias(c.z[k], h, l.wt, l.b, rows, l.in, l.out)
-		for i, y := range c.y[k-1][:rows*gt.in] {
-			h[i] = silu(y)
+		y, sy := c.y[k-1][:rows*gt.in], c.sy[k-1][:rows*gt.in]
+		sigmoids(sy, y)
+		for i, v := range y {
+			h[i] = v * sy[i]
 		}
 		mulBias(c.y[k], h, gt.wt, gt.b, rows, gt.in, gt.out)
 	}
 	w := g.layers[n-1].out
-	z, y := c.z[n-1][:rows*w], c.y[n-1][:rows*w]
-	out = out[:rows*w]
-	for i := range out {
-		a := z[i]
-		if g.activateLast {
-			a = silu(a)
-		}
-		out[i] = a * sigmoid(y[i])
+	if g.activateLast {
+		sigmoids(c.sz[n-1][:rows*w], c.z[n-1][:rows*w])
 	}
+	sigmoids(c.sy[n-1][:rows*w], c.y[n-1][:rows*w])
+	g.output(c, out, rows)
 }
 
-// output recomputes what rest wrote to out.
+// output writes act(z_last) ⊙ σ(y_last) from the cache rest filled.
 func (g *gated) output(c *mlpCache, out []float64, rows int) {
 	n := len(g.layers)
 	w := g.layers[n-1].out
-	z, y := c.z[n-1][:rows*w], c.y[n-1][:rows*w]
+	z, sz, sy := c.z[n-1][:rows*w], c.sz[n-1][:rows*w], c.sy[n-1][:rows*w]
 	out = out[:rows*w]
 	for i := range out {
 		a := z[i]
 		if g.activateLast {
-			a = silu(a)
+			a *= sz[i]
 		}
-		out[i] = a * sigmoid(y[i])
+		out[i] = a * sy[i]
 	}
 }
+
+// dsiluS is the derivative of silu at z given s = σ(z): s(1 + z(1 − s)).
+func dsiluS(z, s float64) float64 { return s * (1 + z*(1-s)) }
 
 // back takes the adjoint of the output and leaves the adjoints of the first
 // layer's and gate's pre-activations in gz0 and gy0 (rows × width of the
@@ -212,14 +236,14 @@ func (g *gated) back(c *mlpCache, gout, gz0, gy0 []float64, sc *[5][]float64, ro
 		return sc[2*parity], sc[2*parity+1]
 	}
 	w := g.layers[n-1].out
-	z, y := c.z[n-1][:rows*w], c.y[n-1][:rows*w]
+	z, sz, sy := c.z[n-1][:rows*w], c.sz[n-1][:rows*w], c.sy[n-1][:rows*w]
 	gz, gy := pair(n-1, 0)
 	gz, gy = gz[:rows*w], gy[:rows*w]
 	for i, o := range gout[:rows*w] {
-		s := sigmoid(y[i])
+		s := sy[i]
 		a, da := z[i], 1.0
 		if g.activateLast {
-			a, da = silu(z[i]), dsilu(z[i])
+			a, da = z[i]*sz[i], dsiluS(z[i], sz[i])
 		}
 		gz[i] = o * s * da
 		gy[i] = o * a * s * (1 - s)
@@ -233,14 +257,16 @@ func (g *gated) back(c *mlpCache, gout, gz0, gy0 []float64, sc *[5][]float64, ro
 		clear(gh)
 		mulAdd(gh, gz, l.w, rows, l.out, l.in)
 		dz = dz[:rows*l.in]
-		for i, zz := range c.z[k-1][:rows*l.in] {
-			dz[i] = gh[i] * dsilu(zz)
+		zp, szp := c.z[k-1][:rows*l.in], c.sz[k-1][:rows*l.in]
+		for i, zz := range zp {
+			dz[i] = gh[i] * dsiluS(zz, szp[i])
 		}
 		clear(gh)
 		mulAdd(gh, gy, gt.w, rows, gt.out, gt.in)
 		dy = dy[:rows*gt.in]
-		for i, yy := range c.y[k-1][:rows*gt.in] {
-			dy[i] = gh[i] * dsilu(yy)
+		yp, syp := c.y[k-1][:rows*gt.in], c.sy[k-1][:rows*gt.in]
+		for i, yy := range yp {
+			dy[i] = gh[i] * dsiluS(yy, syp[i])
 		}
 		gz, gy = dz, dy
 	}

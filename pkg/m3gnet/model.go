@@ -238,7 +238,7 @@ func (m *Model) forwardBlock(ws *Workspace, b, n, nb, nt int) {
 	blk.bond3.first(&ws.b3[b], n3, nb)
 	ws.e1[b] = grow(ws.e1[b], nb*dim)
 	e1 := ws.e1[b]
-	blk.bond3.output(&ws.b3[b], e1, nb)
+	blk.bond3.rest(&ws.b3[b], e1, ws.t2, nb)
 	for i := range e1 {
 		e1[i] += e[i]
 	}

@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package m3gnet
+
+// mulAddBlocks covers nothing where there is no assembly kernel.
+func mulAddBlocks(y, x, m []float64, rows, in, out int) (doneRows, doneCols int) { return 0, 0 }
