@@ -29,3 +29,18 @@ func mulAddBlocks(y, x, m []float64, rows, in, out int) (doneRows, doneCols int)
 	}
 	return doneRows, doneCols
 }
+
+//go:noescape
+func sigmoidsAVX2(dst, src *float64, n int)
+
+// sigmoidsFast fills the first multiple of four elements of s with σ(z)
+// by the AVX2 kernel and returns how many it did.
+func sigmoidsFast(s, z []float64) int {
+	n := len(z) &^ 3
+	if !hasAVX2FMA || n == 0 {
+		return 0
+	}
+	_ = s[n-1]
+	sigmoidsAVX2(&s[0], &z[0], n)
+	return n
+}

@@ -77,3 +77,29 @@ func BenchmarkMulAdd(b *testing.B) {
 		})
 	}
 }
+
+func TestSigmoids(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	z := []float64{0, -0, 1e-300, -1e-300, 0.5, -0.5, 20, -20, 36, -36, 40, -40, 700, -700, 708, -708, 709, -709, 745, -745, 800, -800, 1e308, -1e308}
+	for i := 0; i < 4000; i++ {
+		z = append(z, 30*rng.NormFloat64())
+	}
+	z = append(z, 1, 2, 3) // a tail that is not a multiple of four
+	s := make([]float64, len(z))
+	sigmoids(s, z)
+	worst := 0.0
+	for i, x := range z {
+		want := sigmoid(x)
+		d := math.Abs(s[i] - want)
+		if want != 0 {
+			d /= want
+		}
+		if d > 1e-15 && math.Abs(s[i]-want) > 1e-300 {
+			t.Errorf("σ(%v) = %v, want %v", x, s[i], want)
+		}
+		if want > 1e-290 {
+			worst = math.Max(worst, d)
+		}
+	}
+	t.Logf("largest relative difference from sigmoid (values above 1e-290): %.2g", worst)
+}
