@@ -98,14 +98,33 @@ func mulAddCols(y, x, m []float64, rows, in, out, col0 int) {
 // mulBias sets y = x · m + b (b nil for no bias).
 func mulBias(y, x, m, b []float64, rows, in, out int) {
 	y = y[:rows*out]
-	if b == nil {
-		clear(y)
-	} else {
-		for r := 0; r < rows; r++ {
-			copy(y[r*out:r*out+out], b)
+	doneRows, doneCols := 0, 0
+	if in > 0 {
+		doneRows, doneCols = mulBiasBlocks(y, x[:rows*in], m[:in*out], b, rows, in, out)
+	}
+	// What the assembly left: the last columns of its rows, and the rows
+	// after them.
+	for r := 0; r < rows; r++ {
+		c0 := 0
+		if r < doneRows {
+			c0 = doneCols
+		}
+		if c0 == out {
+			continue
+		}
+		if b == nil {
+			clear(y[r*out+c0 : r*out+out])
+		} else {
+			copy(y[r*out+c0:r*out+out], b[c0:])
 		}
 	}
-	mulAdd(y, x, m, rows, in, out)
+	if in == 0 {
+		return
+	}
+	if doneCols < out {
+		mulAddCols(y, x, m, doneRows, in, out, doneCols)
+	}
+	mulAddCols(y[doneRows*out:], x[doneRows*in:], m, rows-doneRows, in, out, 0)
 }
 
 // axpy sets y += a·x.

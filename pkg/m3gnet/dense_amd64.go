@@ -44,3 +44,29 @@ func sigmoidsFast(s, z []float64) int {
 	sigmoidsAVX2(&s[0], &z[0], n)
 	return n
 }
+
+//go:noescape
+func mulBias4x8AVX2(y, x, m, b *float64, in, out int)
+
+// mulBiasBlocks is mulAddBlocks for y = x · m + b (b nil for none),
+// overwriting the blocks it covers.
+func mulBiasBlocks(y, x, m, b []float64, rows, in, out int) (doneRows, doneCols int) {
+	if !hasAVX2FMA || rows < 4 || out < 8 || in == 0 {
+		return 0, 0
+	}
+	doneRows, doneCols = rows&^3, out&^7
+	_, _, _ = y[rows*out-1], x[rows*in-1], m[in*out-1]
+	var bp *float64
+	if b != nil {
+		_ = b[out-1]
+	}
+	for r := 0; r < doneRows; r += 4 {
+		for o := 0; o < doneCols; o += 8 {
+			if b != nil {
+				bp = &b[o]
+			}
+			mulBias4x8AVX2(&y[r*out+o], &x[r*in], &m[o], bp, in, out)
+		}
+	}
+	return doneRows, doneCols
+}

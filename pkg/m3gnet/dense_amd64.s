@@ -175,3 +175,77 @@ sloop:
 sdone:
 	VZEROUPPER
 	RET
+
+// func mulBias4x8AVX2(y, x, m, b *float64, in, out int)
+//
+// y[i][j] = b[j] + Σ_k x[i][k] m[k][j] for a block of 4 rows × 8 columns,
+// as mulAdd4x8AVX2 but overwriting y; b (the block's first bias, or nil
+// for none) starts every row's sums.
+TEXT ·mulBias4x8AVX2(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ in+32(FP), CX
+	MOVQ out+40(FP), R8
+	SHLQ $3, R8
+	MOVQ CX, R9
+	SHLQ $3, R9
+	LEAQ (SI)(R9*1), R10
+	LEAQ (R10)(R9*1), R11
+	LEAQ (R11)(R9*1), R12
+	TESTQ BX, BX
+	JZ    bzero
+	VMOVUPD (BX), Y0
+	VMOVUPD 32(BX), Y1
+	JMP     binit
+
+bzero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+
+binit:
+	VMOVAPD Y0, Y2
+	VMOVAPD Y1, Y3
+	VMOVAPD Y0, Y4
+	VMOVAPD Y1, Y5
+	VMOVAPD Y0, Y6
+	VMOVAPD Y1, Y7
+	XORQ    AX, AX
+
+bloop:
+	CMPQ CX, $0
+	JE   bdone
+	VMOVUPD      (DX), Y8
+	VMOVUPD      32(DX), Y9
+	VBROADCASTSD (SI)(AX*1), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+	VBROADCASTSD (R10)(AX*1), Y11
+	VFMADD231PD  Y8, Y11, Y2
+	VFMADD231PD  Y9, Y11, Y3
+	VBROADCASTSD (R11)(AX*1), Y12
+	VFMADD231PD  Y8, Y12, Y4
+	VFMADD231PD  Y9, Y12, Y5
+	VBROADCASTSD (R12)(AX*1), Y13
+	VFMADD231PD  Y8, Y13, Y6
+	VFMADD231PD  Y9, Y13, Y7
+	ADDQ         $8, AX
+	ADDQ         R8, DX
+	DECQ         CX
+	JMP          bloop
+
+bdone:
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	ADDQ    R8, DI
+	VMOVUPD Y2, (DI)
+	VMOVUPD Y3, 32(DI)
+	ADDQ    R8, DI
+	VMOVUPD Y4, (DI)
+	VMOVUPD Y5, 32(DI)
+	ADDQ    R8, DI
+	VMOVUPD Y6, (DI)
+	VMOVUPD Y7, 32(DI)
+	VZEROUPPER
+	RET

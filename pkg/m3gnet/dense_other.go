@@ -7,3 +7,6 @@ func mulAddBlocks(y, x, m []float64, rows, in, out int) (doneRows, doneCols int)
 
 // sigmoidsFast does nothing where there is no assembly kernel.
 func sigmoidsFast(s, z []float64) int { return 0 }
+
+// mulBiasBlocks covers nothing where there is no assembly kernel.
+func mulBiasBlocks(y, x, m, b []float64, rows, in, out int) (doneRows, doneCols int) { return 0, 0 }

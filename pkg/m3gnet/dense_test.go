@@ -103,3 +103,43 @@ func TestSigmoids(t *testing.T) {
 	}
 	t.Logf("largest relative difference from sigmoid (values above 1e-290): %.2g", worst)
 }
+
+func TestMulBias(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, sh := range [][3]int{{1, 1, 1}, {3, 9, 64}, {4, 64, 9}, {7, 64, 64}, {9, 192, 64}, {5, 64, 1}, {8, 9, 5}, {16, 64, 64}, {12, 9, 72}, {13, 64, 17}, {6, 0, 8}} {
+		rows, in, out := sh[0], sh[1], sh[2]
+		x := make([]float64, rows*in)
+		m := make([]float64, in*out)
+		b := make([]float64, out)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := range m {
+			m[i] = rng.NormFloat64()
+		}
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		for _, bias := range [][]float64{nil, b} {
+			y := make([]float64, rows*out)
+			for i := range y {
+				y[i] = math.NaN() // overwritten
+			}
+			mulBias(y, x, m, bias, rows, in, out)
+			for r := 0; r < rows; r++ {
+				for o := 0; o < out; o++ {
+					want := 0.0
+					if bias != nil {
+						want = bias[o]
+					}
+					for k := 0; k < in; k++ {
+						want += x[r*in+k] * m[k*out+o]
+					}
+					if got := y[r*out+o]; !(math.Abs(got-want) <= 1e-12*(1+math.Abs(want))) {
+						t.Fatalf("%v bias %v: y[%d][%d] = %v, want %v", sh, bias != nil, r, o, got, want)
+					}
+				}
+			}
+		}
+	}
+}
