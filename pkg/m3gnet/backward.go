@@ -136,7 +136,6 @@ func (m *Model) backward(ws *Workspace, sys *System, res *Result) {
 // ws.gfc and ws.gbasis on the way.
 func (m *Model) backwardBlock(ws *Workspace, b, n, nb, nt int) {
 	blk := &m.blocks[b]
-	x, e1 := ws.x[b], ws.e1[b]
 	gx, ge := ws.gx[:n*dim], ws.ge[:nb*dim]
 	gxb, geb := ws.gxb[:n*dim], ws.geb[:nb*dim]
 
@@ -212,8 +211,6 @@ func (m *Model) backwardBlock(ws *Workspace, b, n, nb, nt int) {
 		ga[i] *= s * (1 - s)
 	}
 	mulAdd(gxb, ga, blk.atom3.w, n, nBasis, dim)
-	_ = x
-	_ = e1
 
 	copy(gx, gxb)
 	copy(ge, geb) // e1 = e + …: the residual carries the adjoint through

@@ -59,11 +59,11 @@ type config struct {
 	Units             int      `json:"units"`
 	// Read but unused by a PES with include_state false and the
 	// weighted-atom readout of an extensive target.
-	NTypesState   any    `json:"ntypes_state"`
-	NItersSet2Set int    `json:"niters_set2set"`
-	NLayersSet2Se int    `json:"nlayers_set2set"`
-	Field         string `json:"field"`
-	DimStateFeats any    `json:"dim_state_feats"`
+	NTypesState    any    `json:"ntypes_state"`
+	NItersSet2Set  int    `json:"niters_set2set"`
+	NLayersSet2Set int    `json:"nlayers_set2set"`
+	Field          string `json:"field"`
+	DimStateFeats  any    `json:"dim_state_feats"`
 }
 
 // modelFile is model.json as matgl's Potential.save writes it.

@@ -141,3 +141,42 @@ func TestFilterForces(t *testing.T) {
 		t.Errorf("generalised forces differ from −∂E/∂q by %.2g (max %.3g)", worst, fmax)
 	}
 }
+
+// TestRelaxMolecule relaxes a stretched, bent water molecule (no cell):
+// positions only, converged, O–H bonds back near 0.97 Å.
+func TestRelaxMolecule(t *testing.T) {
+	m := testModel(t)
+	sys := &m3gnet.System{
+		Species: []crystal.Element{crystal.MustElement("O"), crystal.MustElement("H"), crystal.MustElement("H")},
+		Pos:     []crystal.Vec3{{0, 0, 0}, {1.2, 0.1, 0}, {-0.2, 1.1, 0.1}},
+	}
+	r, err := Relax(context.Background(), m3gnet.NewCalculator(m), sys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1 := r.System.Pos[1].Sub(r.System.Pos[0]).Norm()
+	d2 := r.System.Pos[2].Sub(r.System.Pos[0]).Norm()
+	t.Logf("H2O: %d steps, converged %v, E %.4f → %.4f eV, O–H %.3f, %.3f Å", r.Steps, r.Converged, r.InitialEnergy, r.Energy, d1, d2)
+	if !r.Converged || r.Energy >= r.InitialEnergy || math.Abs(d1-0.97) > 0.05 || math.Abs(d2-0.97) > 0.05 {
+		t.Errorf("water did not relax to O–H ≈ 0.97 Å")
+	}
+	if r.System.Cell != sys.Cell {
+		t.Errorf("a molecule's cell changed")
+	}
+}
+
+// TestRelaxCancel stops at once on a cancelled context.
+func TestRelaxCancel(t *testing.T) {
+	m := testModel(t)
+	sys := &m3gnet.System{
+		Species:  []crystal.Element{crystal.MustElement("Na"), crystal.MustElement("Cl")},
+		Pos:      []crystal.Vec3{{0.3, 0, 0}, {2.9, 2.7, 2.8}},
+		Cell:     [3][3]float64{{0.2, 2.9, 2.8}, {2.8, 0, 2.7}, {2.8, 2.9, 0.1}},
+		Periodic: true,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Relax(ctx, m3gnet.NewCalculator(m), sys, Options{}); err == nil {
+		t.Error("a cancelled relaxation returned no error")
+	}
+}
