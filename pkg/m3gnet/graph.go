@@ -63,6 +63,10 @@ func (s *System) Copy() *System {
 	return &c
 }
 
+// minDistance is the shortest bond (Å) accepted: closer atoms have no
+// defined bond angle.
+const minDistance = 1e-4
+
 // triple is one term of the three-body sum (matgl ThreeBodyInteractions):
 // the angle θ between bonds ja and jb (which share their first atom), the
 // radial basis at the length of jb, the atom-network output of atom end,
@@ -130,6 +134,9 @@ func (m *Model) buildGraph(ws *Workspace, sys *System) error {
 		v := sys.Pos[ws.dst[e]].Add(ws.shift[e]).Sub(sys.Pos[ws.src[e]])
 		ws.vec[e] = v
 		ws.dist[e] = v.Norm()
+		if ws.dist[e] < minDistance {
+			return fmt.Errorf("%w: atoms %d and %d (or an image) are %.2g Å apart", ErrInput, ws.src[e], ws.dst[e], ws.dist[e])
+		}
 	}
 	m.buildTriples(ws, n)
 	return nil

@@ -1,6 +1,7 @@
 package m3gnet
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -215,5 +216,27 @@ func TestEvaluateAll(t *testing.T) {
 	}
 	if errs[len(cases)] == nil {
 		t.Error("an element outside the potential was accepted")
+	}
+}
+
+// TestBadInput checks that malformed systems are rejected with ErrInput.
+func TestBadInput(t *testing.T) {
+	m := testModel(t)
+	good := fdCases()[2].sys
+	cases := map[string]func(s *System){
+		"no atoms":         func(s *System) { s.Species, s.Pos = nil, nil },
+		"count mismatch":   func(s *System) { s.Pos = s.Pos[:1] },
+		"NaN position":     func(s *System) { s.Pos[0][1] = math.NaN() },
+		"coincident atoms": func(s *System) { s.Pos[1] = s.Pos[0] },
+		"flat cell":        func(s *System) { s.Cell[2] = s.Cell[1] },
+		"unknown element":  func(s *System) { s.Species[0] = crystal.MustElement("Rn") },
+	}
+	for name, mutate := range cases {
+		s := good.Copy()
+		mutate(s)
+		var r Result
+		if err := m.Evaluate(NewWorkspace(), s, &r); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: error %v, want ErrInput", name, err)
+		}
 	}
 }
