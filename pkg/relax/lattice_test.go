@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"sync"
 	"testing"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -111,34 +110,25 @@ type latticeOutcome struct {
 // goroutines and returns the relaxed lattice constants, (cell volume)^(1/3).
 func relaxRows(m *m3gnet.Model, rows []latticeRow) []latticeOutcome {
 	out := make([]latticeOutcome, len(rows))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			calc := m3gnet.NewCalculator(m)
-			for i := range next {
-				o := latticeOutcome{row: rows[i]}
-				sys, err := conventionalCell(rows[i], rows[i].AMP)
-				if err == nil {
-					var r *Result
-					r, err = Relax(context.Background(), calc, sys, Options{FMax: latticeFMax})
-					if err == nil {
-						o.a = math.Cbrt(math.Abs(det3(r.System.Cell)))
-						o.steps, o.converged = r.Steps, r.Converged
-					}
-				}
-				o.err = err
-				out[i] = o
-			}
-		}()
+	var systems []*m3gnet.System
+	var idx []int
+	for i, r := range rows {
+		out[i].row = r
+		sys, err := conventionalCell(r, r.AMP)
+		if err != nil {
+			out[i].err = err
+			continue
+		}
+		systems = append(systems, sys)
+		idx = append(idx, i)
 	}
-	for i := range rows {
-		next <- i
+	res, errs := RelaxAll(context.Background(), func() Potential { return m3gnet.NewCalculator(m) }, systems, Options{FMax: latticeFMax}, 2)
+	for k, i := range idx {
+		if out[i].err = errs[k]; errs[k] == nil {
+			out[i].a = math.Cbrt(math.Abs(det3(res[k].System.Cell)))
+			out[i].steps, out[i].converged = res[k].Steps, res[k].Converged
+		}
 	}
-	close(next)
-	wg.Wait()
 	return out
 }
 

@@ -180,3 +180,30 @@ func TestRelaxCancel(t *testing.T) {
 		t.Error("a cancelled relaxation returned no error")
 	}
 }
+
+// TestRelaxAll checks the parallel batch against one-by-one relaxation.
+func TestRelaxAll(t *testing.T) {
+	m := testModel(t)
+	rows := latticeRows(t)[:4]
+	var systems []*m3gnet.System
+	for _, r := range rows {
+		s, err := conventionalCell(r, r.AMP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		systems = append(systems, s)
+	}
+	res, errs := RelaxAll(context.Background(), func() Potential { return m3gnet.NewCalculator(m) }, systems, Options{}, 2)
+	for i, s := range systems {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		one, err := Relax(context.Background(), m3gnet.NewCalculator(m), s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one.Energy != res[i].Energy || one.Steps != res[i].Steps {
+			t.Errorf("%s: batch %v eV in %d steps, alone %v eV in %d", rows[i].Material, res[i].Energy, res[i].Steps, one.Energy, one.Steps)
+		}
+	}
+}
