@@ -26,15 +26,18 @@ import (
 // composition, its lowest entry): MAE and bias overall and per chemistry
 // class. It is a measurement, not a unit test: it runs only when
 // CRUCIBLE_EFORM_SAMPLE is set to the number of structures to relax (a
-// fixed, evenly spaced subset of those with at most CRUCIBLE_EFORM_MAXSITES
-// sites, default 8; "all" for every one).
+// fixed, evenly spaced subset of those with CRUCIBLE_EFORM_MINSITES to
+// CRUCIBLE_EFORM_MAXSITES sites, default 1 to 8; "all" for every one).
 func TestMeasureFormationEnergy(t *testing.T) {
 	sample := os.Getenv("CRUCIBLE_EFORM_SAMPLE")
 	dir := os.Getenv("CRUCIBLE_DATA")
 	if sample == "" || dir == "" {
 		t.Skip("set CRUCIBLE_DATA and CRUCIBLE_EFORM_SAMPLE to measure")
 	}
-	maxSites := 8
+	minSites, maxSites := 1, 8
+	if v := os.Getenv("CRUCIBLE_EFORM_MINSITES"); v != "" {
+		minSites, _ = strconv.Atoi(v)
+	}
 	if v := os.Getenv("CRUCIBLE_EFORM_MAXSITES"); v != "" {
 		maxSites, _ = strconv.Atoi(v)
 	}
@@ -63,7 +66,7 @@ func TestMeasureFormationEnergy(t *testing.T) {
 			}
 			seen[id] = true
 			st, err := crystal.ParseCIF([]byte(cif))
-			if err != nil || st.NumSites() > maxSites {
+			if err != nil || st.NumSites() < minSites || st.NumSites() > maxSites {
 				continue
 			}
 			ok := true
@@ -89,7 +92,7 @@ func TestMeasureFormationEnergy(t *testing.T) {
 	for i := range picked {
 		picked[i] = items[i*len(items)/n]
 	}
-	t.Logf("%d structures of ≤ %d sites with a reference; relaxing %d", len(items), maxSites, n)
+	t.Logf("%d structures of %d to %d sites with a reference; relaxing %d", len(items), minSites, maxSites, n)
 
 	type outcome struct {
 		item
