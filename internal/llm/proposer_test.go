@@ -281,8 +281,10 @@ func TestProposerCallBudget(t *testing.T) {
 }
 
 // TestProposerEndpointFailures: an endpoint that refuses the key ends the
-// campaign at once; one that is down ends it when the retries of its
-// generations have spent the call budget. Neither stalls.
+// campaign at once; one that answers with server errors ends it when the
+// retries of its generations have spent the call budget, saying what the
+// last request met; one that is down ends it when a generation's every
+// attempt failed to connect, saying so, and costs no call. None stalls.
 func TestProposerEndpointFailures(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -295,8 +297,8 @@ func TestProposerEndpointFailures(t *testing.T) {
 		}, message: "refuses"},
 		{name: "server errors", answer: func(llmtest.Request) llmtest.Reply {
 			return llmtest.Reply{Status: 503, Error: "overloaded"}
-		}, message: "LLM calls"},
-		{name: "connection refused", down: true, message: "LLM calls"},
+		}, message: "LLM calls (max_llm_calls) are spent; the last request failed: server error (HTTP 503) at http://"},
+		{name: "connection refused", down: true, message: "LLM endpoint unreachable: connection refused at http://127.0.0.1:"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -317,6 +319,23 @@ func TestProposerEndpointFailures(t *testing.T) {
 				t.Fatalf("final status %s: %s", final.State, final.Message)
 			}
 			t.Logf("%s: %s", final.State, final.Message)
+			if c.down && (final.Summary == nil || final.Summary.LLMRequests != 0) {
+				t.Fatalf("requests that never reached the endpoint were counted: %+v", final.Summary)
+			}
+			// The audit says what failed, and where.
+			prompts := follow[messages.Prompt](t, st, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, spec.ID))
+			failed := 0
+			for _, p := range prompts {
+				if p.Outcome == messages.PromptFailed {
+					failed++
+					if p.ErrorKind == "" || p.Endpoint != srv.URL || !strings.Contains(p.Error, srv.URL) {
+						t.Errorf("audit record %d/%d: kind %q, endpoint %q, error %q", p.Generation, p.Attempt, p.ErrorKind, p.Endpoint, p.Error)
+					}
+				}
+			}
+			if failed == 0 {
+				t.Error("no failed exchange in the audit")
+			}
 		})
 	}
 }

@@ -84,6 +84,14 @@ type SpecChecker interface {
 // with the error as its final message instead of retrying.
 var ErrExhausted = errors.New("generator exhausted")
 
+// ErrUnreachable, matched by a generator's error, says that the service
+// the generator depends on cannot be reached at all (no connection: refused,
+// DNS, TLS). The proposer retries the generation by redelivery like any
+// failure; when its last attempt fails so, the campaign ends as exhausted
+// with the error as its final message, since a new generation would meet
+// the same endpoint.
+var ErrUnreachable = errors.New("generator's service unreachable")
+
 // Seeder chooses the known materials that start a campaign's islands.
 type Seeder interface {
 	Seeds(ctx context.Context, spec *messages.CampaignSpec) ([]Proposed, error)
