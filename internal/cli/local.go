@@ -190,6 +190,10 @@ campaign, shows its progress and writes its results to DIR:
                          stability_rate, memorization_rate,
                          unique_compositions, pareto_front, wall_seconds, …
 
+With --generator llm the endpoint is checked first (GET /models, else a
+completion of one token): a run whose endpoint is unreachable, refuses the
+key or does not serve the model is refused with the reason.
+
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
 --data, CRUCIBLE_DATA, ../shared when present, or the user cache (fill it
@@ -207,6 +211,13 @@ fewer collections for a larger peak (about 0.5 GB resident for a
 			llmClient, err := localLLM(spec, &llmCfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
+			}
+			if llmClient != nil {
+				// Refuse to start against an endpoint that cannot serve the
+				// model, with the reason, rather than spend the campaign on it.
+				if err := llmClient.Check(cmd.Context(), spec.Generator.Model); err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("--generator llm: the LLM endpoint cannot serve model %q: %w", spec.Generator.Model, err)}
+				}
 			}
 			if data == "" {
 				if data, err = datadir.Find(); err != nil {

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/llm/llmtest"
@@ -35,6 +39,12 @@ func candidates(cs ...string) string { return `{"candidates":[` + strings.Join(c
 // stack starts a proposer (no evaluator) with the llm generator on srv.
 func stack(t *testing.T, srv *llmtest.Server, cfg llm.Config) *local.Stack {
 	t.Helper()
+	return stackLog(t, srv, cfg, nil)
+}
+
+// stackLog is stack with the services logging to log.
+func stackLog(t *testing.T, srv *llmtest.Server, cfg llm.Config, log *zap.Logger) *local.Stack {
+	t.Helper()
 	cfg.BaseURL = srv.URL
 	c, err := llm.NewClient(cfg)
 	if err != nil {
@@ -43,7 +53,7 @@ func stack(t *testing.T, srv *llmtest.Server, cfg llm.Config) *local.Stack {
 	ctx := context.Background()
 	st, err := local.Start(ctx, local.Options{
 		NATSURL: testenv.NATSURL(), RedisURL: testenv.RedisURL(), Namespace: testsrv.Namespace(), MemoryStreams: true,
-		NoServices: true,
+		NoServices: true, Log: log,
 		Proposer: func(s *store.Store) proposer.Config {
 			gen, err := llm.NewGenerator(c, s)
 			if err != nil {
@@ -202,16 +212,18 @@ func TestProposerWithScriptedModel(t *testing.T) {
 	}
 
 	// Only the good candidates reached the evaluators' queue (a work queue:
-	// read it message by message).
+	// read it message by message). They are published after they are
+	// recorded.
 	ctx := context.Background()
 	stream, err := st.Bus.JS.Stream(ctx, st.Bus.Stream(messages.StreamCandidates))
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var info *jetstream.StreamInfo
+	waitFor(t, "the good answer's candidates published", func() bool {
+		info, err = stream.Info(ctx)
+		return err == nil && info.State.Msgs >= 2
+	})
 	var cands []*messages.Candidate
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
 		m, err := stream.GetMsg(ctx, seq)
@@ -303,7 +315,8 @@ func TestProposerEndpointFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := llmtest.New(t, c.answer)
-			st := stack(t, srv, llm.Config{MaxRetries: 1})
+			core, logs := observer.New(zap.WarnLevel)
+			st := stackLog(t, srv, llm.Config{MaxRetries: 1}, zap.New(core))
 			if c.down {
 				srv.Close()
 			}
@@ -335,6 +348,17 @@ func TestProposerEndpointFailures(t *testing.T) {
 			}
 			if failed == 0 {
 				t.Error("no failed exchange in the audit")
+			}
+			// The proposer's warnings name the endpoint and the kind.
+			warned := false
+			for _, e := range logs.FilterLevelExact(zap.WarnLevel).All() {
+				f := e.ContextMap()
+				if f["llm_endpoint"] == srv.URL && f["error_kind"] != "" && f["campaign"] == spec.ID {
+					warned = true
+				}
+			}
+			if !warned {
+				t.Errorf("no warning with the endpoint and kind: %v", logs.All())
 			}
 		})
 	}
