@@ -40,7 +40,7 @@ type campaignFlags struct {
 	seed                         uint64
 	generator, model             string
 	temperature, threshold       float64
-	maxLLMCalls                  int
+	maxLLMCalls, maxInFlight     int
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -60,6 +60,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
 // spec assembles the campaign: a spec file, then a task, then flags.
@@ -112,6 +113,7 @@ func (f *campaignFlags) spec() (*messages.CampaignSpec, error) {
 	set(&spec.BatchSize, f.batch)
 	set(&spec.Episodes, f.episodes)
 	set(&spec.TopK, f.topK)
+	set(&spec.MaxInFlight, f.maxInFlight)
 	if f.id != "" {
 		spec.ID = f.id
 	}
@@ -207,6 +209,10 @@ fewer collections for a larger peak (about 0.5 GB resident for a
 			spec, err := cf.spec()
 			if err != nil {
 				return &exitError{code: 2, err: err}
+			}
+			if !cmd.Flags().Changed("llm-concurrency") && os.Getenv("CRUCIBLE_LLM_CONCURRENCY") == "" {
+				// One campaign: its calls in flight are the client's.
+				llmCfg.Concurrency = max(llmCfg.Concurrency, spec.MaxInFlight)
 			}
 			llmClient, err := localLLM(spec, &llmCfg)
 			if err != nil {

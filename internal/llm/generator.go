@@ -44,6 +44,10 @@ func NewGenerator(c *Client, s *store.Store) (*Generator, error) {
 	return &Generator{client: c, tmpl: t, store: s}, nil
 }
 
+// Concurrency implements proposer.Concurrent: the client's bound on
+// requests in flight.
+func (g *Generator) Concurrency() int { return g.client.cfg.Concurrency }
+
 // Name implements proposer.Generator.
 func (g *Generator) Name() string { return messages.GeneratorLLM }
 

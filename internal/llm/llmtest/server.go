@@ -56,6 +56,8 @@ type Request struct {
 	Format       string
 	System, User string
 	Auth         string // the Authorization header
+	// Arrived is when the request arrived (before any latency).
+	Arrived time.Time
 }
 
 // Server is a fake OpenAI-compatible endpoint.
@@ -195,6 +197,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no route "+r.URL.Path, "")
 		return
 	}
+	arrived := time.Now()
 	s.mu.Lock()
 	latency := s.latency
 	s.inFlight++
@@ -228,7 +231,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Model: cr.Model, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, MaxCompletionTokens: cr.MaxCompletionTokens,
-		Seed: cr.Seed, Auth: r.Header.Get("Authorization")}
+		Seed: cr.Seed, Auth: r.Header.Get("Authorization"), Arrived: arrived}
 	if cr.ResponseFormat != nil {
 		req.Format = cr.ResponseFormat.Type
 	}

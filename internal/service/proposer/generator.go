@@ -72,6 +72,13 @@ type Generator interface {
 	Propose(ctx context.Context, in *Input) (*Output, error)
 }
 
+// Concurrent is implemented by generators that wait on a service with a
+// bound on its concurrent calls (an LLM client): Concurrency is that
+// bound, which the proposer adds to its handlers.
+type Concurrent interface {
+	Concurrency() int
+}
+
 // SpecChecker is implemented by generators that can tell at submission
 // that they cannot serve a campaign (an LLM generator without a model).
 type SpecChecker interface {

@@ -37,7 +37,10 @@ type Config struct {
 	// RuleCount is the number of chemistry rules the generators know
 	// (rules are sampled from 0..RuleCount-1).
 	RuleCount int
-	// Concurrency is the number of generation requests handled at once.
+	// Concurrency is the number of generation requests handled at once,
+	// beyond those of generators that say how many they serve at once
+	// (Concurrent): their calls add to it, so that generations waiting on
+	// an LLM endpoint do not take every handler from the others.
 	Concurrency int
 	// MaxAttempts is how many deliveries of a generation request may fail
 	// (generator errors) before the generation is recorded as empty with
@@ -78,6 +81,11 @@ func Collectors() []prometheus.Collector {
 func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 8
+	}
+	for _, g := range cfg.Generators {
+		if c, ok := g.(Concurrent); ok {
+			cfg.Concurrency += c.Concurrency()
+		}
 	}
 	if cfg.MaxAttempts < 1 {
 		cfg.MaxAttempts = 5
