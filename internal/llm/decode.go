@@ -398,7 +398,19 @@ func readStructure(o *object, c *crystal.Candidate, rd *reading) (*crystal.Struc
 		c.Formula = formulaOfSpecies(species)
 		rd.adapt("formula_from_species")
 	}
-	return c.Structure()
+	s, err := c.Structure()
+	if errors.Is(err, crystal.ErrFormulaMismatch) && slices.ContainsFunc(rd.Ignored, isWyckoffKey) {
+		return nil, &decodeError{Code: string(crystal.ReasonFormulaMismatch), Err: err,
+			Msg: err.Error() + "; the sites look like one per Wyckoff position: list every atom of the cell"}
+	}
+	return s, err
+}
+
+// isWyckoffKey reports a site key naming a Wyckoff position or a
+// multiplicity.
+func isWyckoffKey(k string) bool {
+	k = strings.ToLower(k)
+	return strings.HasPrefix(k, "sites[].") && (strings.Contains(k, "wyckoff") || strings.Contains(k, "multiplicity"))
 }
 
 // readText reads a structure given as CIF text.

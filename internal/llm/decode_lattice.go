@@ -97,11 +97,7 @@ func latticeValue(m kv, system string, rd *reading) (crystal.CandidateLattice, b
 		if sys := systemOf(m.val); sys != "" {
 			system = sys // "cubic, a = 4.15 Å"
 		}
-		if pairs := keyValue.FindAllStringSubmatch(s, -1); len(pairs) >= 1 {
-			var ms []kv
-			for _, p := range pairs {
-				ms = append(ms, kv{key: p[1], norm: normKey(p[1]), val: mustJSON(strings.TrimSpace(p[2]))})
-			}
+		if ms := assignments(s); len(ms) > 0 {
 			lat, found, err := latticeMembers(newObject(ms), system, rd, field+".")
 			if err == nil && !found {
 				err = decodeErr(codeBadLattice, field, "cannot read %q", s)
@@ -127,7 +123,32 @@ func latticeValue(m kv, system string, rd *reading) (crystal.CandidateLattice, b
 	return crystal.CandidateLattice{}, true, decodeErr(codeBadLattice, field, "want lattice parameters or a 3×3 matrix, got %s", kindOf(v))
 }
 
-var keyValue = regexp.MustCompile(`([A-Za-zαβγ_]+)\s*[=:]\s*([^,;=]+?)\s*(?:[,;]|\s(?:[A-Za-zαβγ_]+\s*[=:])|$)`)
+// nameChain is the names of an assignment: "a = ", or names sharing a
+// value ("a = b = c = ", "α=β=γ=").
+var nameChain = regexp.MustCompile(`(?:\b[A-Za-z_]+|[αβγ])(?:\s*[=:]\s*(?:\b[A-Za-z_]+|[αβγ]))*\s*[=:]\s*`)
+
+// assignments reads the assignments of a text ("a = b = 3.25 Å and c =
+// 5.21 Å; alpha=beta=90, gamma=120") as members: every name gets the
+// value that follows its chain, up to the next chain.
+func assignments(s string) []kv {
+	locs := nameChain.FindAllStringIndex(s, -1)
+	var out []kv
+	for i, l := range locs {
+		end := len(s)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		value := strings.TrimSpace(s[l[1]:end])
+		value = strings.TrimSpace(strings.TrimSuffix(strings.TrimRight(value, ",; "), " and"))
+		if value == "" {
+			continue
+		}
+		for _, n := range strings.FieldsFunc(s[l[0]:l[1]], func(r rune) bool { return r == '=' || r == ':' || r == ' ' }) {
+			out = append(out, kv{key: n, norm: normKey(n), val: mustJSON(value)})
+		}
+	}
+	return out
+}
 
 // stripUnits drops unit words from a text of numbers.
 var unitWords = strings.NewReplacer("Å", " ", "°", " ", "deg", " ", "angstrom", " ")
@@ -290,6 +311,7 @@ func latticeMembers(o *object, system string, rd *reading, prefix string) (cryst
 			}
 		}
 	}
+	singles := map[int]bool{}
 	for off, keys := range map[int][]string{0: lengthListKeys, 3: angleListKeys} {
 		m, ok := o.peek(keys...)
 		if !ok {
@@ -315,9 +337,16 @@ func latticeMembers(o *object, system string, rd *reading, prefix string) (cryst
 			}
 		}
 		o.take(m.norm)
+		if len(list) == 1 {
+			// One number for three: "angles": 60 is every angle;
+			// "lattice_constant": 4.1 is every edge unless the crystal
+			// system says otherwise.
+			singles[off] = true
+			list = []json.RawMessage{list[0], list[0], list[0]}
+		}
 		for j, e := range list {
 			if !have[off+j] {
-				if err := read(off+j, e, fmt.Sprintf("%s[%d]", m.key, j)); err != nil {
+				if err := read(off+j, e, fmt.Sprintf("%s[%d]", m.key, min(j, len(list)-1))); err != nil {
 					return crystal.CandidateLattice{}, true, err
 				}
 			}
@@ -331,6 +360,10 @@ func latticeMembers(o *object, system string, rd *reading, prefix string) (cryst
 			o.take(m.norm)
 			system = sys
 		}
+	}
+	if singles[0] && system != "" && system != "cubic" && system != "rhombohedral" {
+		// A single lattice constant of a non-cubic cell is a only.
+		have[1], have[2] = false, false
 	}
 	if have[3] && have[4] && have[5] && p[3] < math.Pi+0.01 && p[4] < math.Pi+0.01 && p[5] < math.Pi+0.01 {
 		// No cell has angles of three degrees or less: they are radians.

@@ -81,15 +81,35 @@ func readSites(o *object, rd *reading) (*sites, error) {
 	if cm.norm != "coords" {
 		rd.adapt("coords_key")
 	}
-	if ms, ok := members(cm.val); ok { // {"fractional": [[…]]} or {"cartesian": [[…]]}
+	if ms, ok := members(cm.val); ok {
+		// {"fractional": [[…]]}, {"cartesian": [[…]]}, or the list beside
+		// its kind: {"type": "cartesian", "values": [[…]]}.
 		inner := newObject(ms)
 		if f, ok := inner.take(siteFracKeys...); ok {
 			cm = kv{key: cm.key + "." + f.key, norm: f.norm, val: f.val}
-			s.cartesian = false
 		} else if c, ok := inner.take(siteCartKeys...); ok {
 			cm = kv{key: cm.key + "." + c.key, norm: c.norm, val: c.val}
 			s.cartesian = true
+		} else {
+			for i, m := range inner.ms {
+				var list []json.RawMessage
+				var text string
+				switch {
+				case json.Unmarshal(m.val, &list) == nil && len(list) > 0:
+					inner.used[i] = true
+					cm = kv{key: cm.key + "." + m.key, norm: m.norm, val: m.val}
+				case json.Unmarshal(m.val, &text) == nil:
+					low := strings.ToLower(text)
+					if strings.Contains(low, "cart") || strings.Contains(low, "angstrom") || strings.Contains(low, "å") {
+						inner.used[i] = true
+						s.cartesian = true
+					} else if strings.Contains(low, "frac") || strings.Contains(low, "direct") {
+						inner.used[i] = true
+					}
+				}
+			}
 		}
+		rd.ignore(inner.unused(cm.key + ".")...)
 	}
 	sm, ok := o.take(speciesKeys...)
 	if !ok {

@@ -110,6 +110,12 @@ var shapes = []struct {
 	{"more_unclosed_fence.md", []string{"SiC", "BaSnO3"}, []string{}},
 	{"more_reasoning_field.json", []string{"SrZrO3", "LiF"}, []string{}},
 	{"bad_more.json", []string{"MgO"}, []string{"formula_mismatch", "not_fractional"}},
+	{"more_single_numbers.json", []string{"MgO", "SrTiO3"}, []string{}},
+	{"more_coords_values.json", []string{"CsCl", "BaSnO3"}, []string{}},
+	{"bad_wyckoff.json", []string{"ZnS"}, []string{"formula_mismatch"}},
+	{"more_markdown_escapes.md", []string{"SrZrO3", "GaN"}, []string{}},
+	{"more_lattice_chained.json", []string{"SrTiO3", "ZnO"}, []string{}},
+	{"more_wrapped_items.txt", []string{"BaTiO3", "LiF"}, []string{}},
 }
 
 // minShapesRead is the share of well-formed candidates the decoder must

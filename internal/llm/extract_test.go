@@ -96,6 +96,7 @@ func TestRepairJSON(t *testing.T) {
 		{`[1,,2]`, `[1,2]`},
 		{`{"a" 1}`, `{"a": 1}`},
 		{`{"a": 1} {"b": 2}`, `{"a": 1} {"b": 2}`},
+		{`{"lattice\_parameters": 'x\_y', "a": "\n"}`, `{"lattice_parameters": "x_y", "a": "\n"}`},
 		{"{\"r\": \"the \"best\" cell\nof all\", \"s\": [\"Sr\" \"O\"]}", `{"r": "the \"best\" cell\nof all", "s": ["Sr", "O"]}`},
 		{`{“a”: “b”}`, `{"a": "b"}`},
 		{`{"a": 1} trailing {prose`, `{"a": 1} trailing {prose`},

@@ -203,8 +203,12 @@ func appendRepairedString(b []byte, s string, i int) (out []byte, end int, fixed
 	for j := i + 1; j < len(s); j++ {
 		c := s[j]
 		switch {
-		case c == '\\' && j+1 < len(s):
+		case c == '\\' && j+1 < len(s) && strings.IndexByte(`"\\/bfnrtu`, s[j+1]) >= 0:
 			b = append(b, c, s[j+1])
+			j++
+		case c == '\\' && j+1 < len(s):
+			// An escape JSON does not have: Markdown's "lattice\_parameters".
+			b, fixed = append(b, s[j+1]), true
 			j++
 		case c == '\n':
 			b, fixed = append(b, `\n`...), true
@@ -259,15 +263,19 @@ func quotedString(s string, i int) (string, int) {
 	return t.String(), len(s)
 }
 
-// appendJSONString appends text as a JSON string; backslash escapes
-// already in it (\n, \") are kept.
+// appendJSONString appends text as a JSON string; JSON's backslash
+// escapes already in it (\n, \") are kept, others (\_) become the
+// character.
 func appendJSONString(b []byte, text string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
-		case c == '\\' && i+1 < len(text):
+		case c == '\\' && i+1 < len(text) && strings.IndexByte(`"\\/bfnrtu`, text[i+1]) >= 0:
 			b = append(b, c, text[i+1])
+			i++
+		case c == '\\' && i+1 < len(text): // not a JSON escape: the character itself
+			b = append(b, text[i+1])
 			i++
 		case c == '\\':
 			b = append(b, `\\`...)
