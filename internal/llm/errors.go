@@ -57,7 +57,7 @@ const (
 	KindConnRefused = "connection_refused" // nothing listens at the address
 	KindDNS         = "dns"                // the host name does not resolve
 	KindTLS         = "tls"                // the TLS handshake or certificate failed
-	KindConnection  = "connection"         // another transport failure (reset, closed)
+	KindConnection  = "connection"         // no connection in time, reset, closed
 	// A server answered, or may have.
 	KindTimeout           = "timeout"
 	KindRateLimited       = "rate_limited"
@@ -215,6 +215,15 @@ func classify(err error, headers http.Header) *Error {
 		if e.Message == "" && reqErr.Err != nil {
 			e.Message = reqErr.Err.Error()
 		}
+	case isDial(err) && !errors.Is(err, syscall.ECONNREFUSED) && !isDNS(err):
+		// No connection within the time: the endpoint is unreachable, not
+		// slow to answer.
+		e.Kind, e.Message = KindConnection, err.Error()
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			e.Message = urlErr.Err.Error()
+		}
+		return e
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Message = KindTimeout, "no answer within the request timeout"
 		return e
@@ -282,6 +291,17 @@ func classify(err error, headers http.Header) *Error {
 		e.Kind = KindBadRequest
 	}
 	return e
+}
+
+// isDial reports a failure to connect (the dial of a TCP connection).
+func isDial(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func isDNS(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }
 
 // isTLSError reports a failed TLS handshake or an untrusted certificate.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,5 +235,41 @@ func TestCheck(t *testing.T) {
 				t.Logf("%v", err)
 			}
 		})
+	}
+}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+// TestClassifyTransport: failures to connect are unreachable, whatever
+// ended them; a request that connected and got no answer in time is a
+// timeout.
+func TestClassifyTransport(t *testing.T) {
+	dial := func(err error) error {
+		return &url.Error{Op: "Post", URL: "http://10.0.0.1/v1/chat/completions", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}}
+	}
+	cases := []struct {
+		err  error
+		kind string
+	}{
+		{dial(&os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}), KindConnRefused},
+		{dial(&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), KindDNS},
+		{dial(timeoutError{}), KindConnection},
+		{dial(context.DeadlineExceeded), KindConnection},
+		{&url.Error{Op: "Post", URL: "http://x/v1", Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, KindConnection},
+		{&url.Error{Op: "Post", URL: "http://x/v1", Err: context.DeadlineExceeded}, KindTimeout},
+		{&url.Error{Op: "Post", URL: "http://x/v1", Err: &net.OpError{Op: "read", Net: "tcp", Err: timeoutError{}}}, KindTimeout},
+	}
+	for _, c := range cases {
+		e := classify(c.err, nil)
+		if e.Kind != c.kind {
+			t.Errorf("classify(%v) = %s, want %s", c.err, e.Kind, c.kind)
+		}
+		if (c.kind == KindConnection || c.kind == KindConnRefused || c.kind == KindDNS) != errors.Is(e, ErrUnreachable) {
+			t.Errorf("classify(%v): unreachable %v", c.err, errors.Is(e, ErrUnreachable))
+		}
 	}
 }
