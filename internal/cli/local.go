@@ -36,7 +36,7 @@ type campaignFlags struct {
 	seed                         uint64
 	generator, model             string
 	temperature, threshold       float64
-	maxLLMCalls                  int
+	maxLLMCalls, maxInFlight     int
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -56,6 +56,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
 // spec assembles the campaign: a spec file, then a task, then flags. A
@@ -68,7 +69,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold,
+			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 		},
 	})
@@ -115,6 +116,10 @@ campaign, shows its progress and writes its results to DIR:
                          stability_rate, memorization_rate,
                          unique_compositions, pareto_front, wall_seconds, …
 
+With --generator llm the endpoint is checked first (GET /models, else a
+completion of one token): a run whose endpoint is unreachable, refuses the
+key or does not serve the model is refused with the reason.
+
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
 --data, CRUCIBLE_DATA, ../shared when present, or the user cache (fill it
@@ -128,9 +133,20 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
+			if !cmd.Flags().Changed("llm-concurrency") && os.Getenv("CRUCIBLE_LLM_CONCURRENCY") == "" {
+				// One campaign: its calls in flight are the client's.
+				llmCfg.Concurrency = max(llmCfg.Concurrency, spec.MaxInFlight)
+			}
 			llmClient, err := localLLM(spec, &llmCfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
+			}
+			if llmClient != nil {
+				// Refuse to start against an endpoint that cannot serve the
+				// model, with the reason, rather than spend the campaign on it.
+				if err := llmClient.Check(cmd.Context(), spec.Generator.Model); err != nil {
+					return &exitError{code: 1, err: fmt.Errorf("--generator llm: the LLM endpoint cannot serve model %q: %w", spec.Generator.Model, err)}
+				}
 			}
 			if data == "" {
 				if data, err = datadir.Find(); err != nil {

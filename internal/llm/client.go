@@ -67,6 +67,11 @@ type Request struct {
 	// Reserve is called before every HTTP request (retries included); an
 	// error (ErrCallBudget) stops the exchange before sending.
 	Reserve func(ctx context.Context) error
+	// Release, when set, gives back what Reserve took for a request that
+	// never reached a server (refused, DNS, TLS): it cost nothing, and an
+	// endpoint that is down is reported as such rather than as a spent
+	// budget.
+	Release func(ctx context.Context)
 }
 
 // Completion is the answer to a Request, or what is known of a failed one.
@@ -81,6 +86,12 @@ type Completion struct {
 	Estimated                      bool
 	// Requests counts the HTTP requests sent, retries included.
 	Requests int
+	// Released counts those that never reached a server, whose
+	// reservation was given back (Request.Release).
+	Released int
+	// LastFailure is the failure of the request before the one Reserve
+	// refused (nil when none).
+	LastFailure *Error
 	// Latency is the duration of the last request.
 	Latency time.Duration
 }
@@ -142,6 +153,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Completion, error)
 	}
 	comp := &Completion{Format: c.formatFor(req.Model, req.Schema != nil)}
 	estimate := c.EstimatePrompt(req.Model, req.System, req.User)
+	var last *Error // the previous request's failure
 	for attempt := 0; ; {
 		if err := c.lim.wait(ctx, estimate+req.MaxTokens); err != nil {
 			return comp, err
@@ -150,6 +162,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Completion, error)
 			if err := req.Reserve(ctx); err != nil {
 				c.lim.adjust(estimate+req.MaxTokens, 0)
 				metricRequests.WithLabelValues(KindBudget).Inc()
+				comp.LastFailure = last
 				return comp, err
 			}
 		}
@@ -169,6 +182,11 @@ func (c *Client) Complete(ctx context.Context, req Request) (*Completion, error)
 		var e *Error
 		if !errors.As(err, &e) {
 			return comp, err
+		}
+		last = e
+		if e.unreachable() && req.Release != nil {
+			req.Release(ctx)
+			comp.Released++
 		}
 		metricRequests.WithLabelValues(e.Kind).Inc()
 		metricLatency.WithLabelValues(e.Kind).Observe(latency.Seconds())
@@ -248,7 +266,7 @@ func (c *Client) send(ctx context.Context, req Request, format string) (*openai.
 		// and no temperature.
 		cr.MaxCompletionTokens, cr.MaxTokens, cr.Temperature = cr.MaxTokens, 0, 0
 		if err := openai.NewReasoningValidator().Validate(cr); err != nil {
-			return nil, 0, &Error{Kind: KindBadRequest, Message: err.Error(), Err: err}
+			return nil, 0, &Error{Kind: KindBadRequest, Endpoint: c.cfg.BaseURL, Message: err.Error(), Err: err}
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
@@ -262,10 +280,12 @@ func (c *Client) send(ctx context.Context, req Request, format string) (*openai.
 		if ctx.Err() != nil {
 			return nil, latency, ctx.Err()
 		}
-		return nil, latency, classify(err, capture.get())
+		e := classify(err, capture.get())
+		e.Endpoint = c.cfg.BaseURL
+		return nil, latency, e
 	}
 	if len(resp.Choices) == 0 {
-		return nil, latency, &Error{Kind: KindServerError, Status: http.StatusOK, Message: "answer without choices"}
+		return nil, latency, &Error{Kind: KindServerError, Status: http.StatusOK, Endpoint: c.cfg.BaseURL, Message: "answer without choices"}
 	}
 	return &resp, latency, nil
 }

@@ -126,7 +126,7 @@ func TestCompleteRetries(t *testing.T) {
 			err: ErrRateLimited, requests: 1, waits: []time.Duration{}, kind: KindRateLimited},
 		{name: "429 without header then ok", script: []llmtest.Reply{{Status: 429, Error: "slow down"}, ok("{}")}, requests: 2},
 		{name: "quota spent", script: []llmtest.Reply{{Status: 429, Error: "You exceeded your current quota", ErrorCode: "insufficient_quota"}},
-			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindRefused},
+			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindQuota},
 		{name: "500 then ok", script: []llmtest.Reply{{Status: 500, Error: "boom"}, {Status: 503, Body: "<html>bad gateway</html>"}, ok("{}")}, requests: 3},
 		{name: "500s through every retry", retries: 2,
 			script: []llmtest.Reply{{Status: 500, Error: "boom"}, {Status: 502, Error: "boom"}, {Status: 500, Error: "boom"}, ok("{}")},
@@ -136,9 +136,11 @@ func TestCompleteRetries(t *testing.T) {
 		{name: "llama.cpp context size", script: []llmtest.Reply{{Status: 400, Error: "the request exceeds the available context size, try increasing it"}},
 			err: ErrContextLength, requests: 1, waits: []time.Duration{}, kind: KindContextLength},
 		{name: "unauthorized", script: []llmtest.Reply{{Status: 401, Error: "Incorrect API key provided"}},
-			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindRefused},
+			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindUnauthorized},
+		{name: "forbidden", script: []llmtest.Reply{{Status: 403, Error: "Project does not have access to model"}},
+			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindUnauthorized},
 		{name: "unknown model", script: []llmtest.Reply{{Status: 404, Error: "The model `nope` does not exist"}},
-			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindRefused},
+			err: ErrRefused, requests: 1, waits: []time.Duration{}, kind: KindModelNotFound},
 		{name: "bad request", script: []llmtest.Reply{{Status: 400, Error: "temperature must be at most 2"}},
 			err: ErrBadRequest, requests: 1, waits: []time.Duration{}, kind: KindBadRequest},
 		{name: "200 that is not a completion", script: []llmtest.Reply{{Body: "<html>proxy error</html>"}, ok("{}")}, requests: 2},
@@ -226,7 +228,7 @@ func TestCompleteConnectionRefused(t *testing.T) {
 	c, fc := testClient(t, Config{BaseURL: url, MaxRetries: 2})
 	comp, err := c.Complete(context.Background(), simpleRequest())
 	var e *Error
-	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &e) || e.Kind != KindConnection {
+	if !errors.Is(err, ErrUnreachable) || !errors.As(err, &e) || e.Kind != KindConnRefused {
 		t.Fatalf("error %v, want a refused connection", err)
 	}
 	if comp.Requests != 3 || len(fc.waits()) != 2 {

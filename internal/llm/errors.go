@@ -2,18 +2,25 @@ package llm
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/service/proposer"
 )
 
 // Sentinel errors of the client; every *Error matches one with errors.Is.
@@ -25,9 +32,13 @@ var (
 	// ErrRateLimited: the endpoint kept answering 429 through every
 	// retry, or asked for a longer wait than the client waits in place.
 	ErrRateLimited = errors.New("rate limited")
-	// ErrUnavailable: server errors, timeouts or refused connections
+	// ErrUnavailable: server errors, timeouts or failed connections
 	// through every retry.
 	ErrUnavailable = errors.New("endpoint unavailable")
+	// ErrUnreachable: no connection to the endpoint through every retry
+	// (refused, DNS, TLS, reset); it also matches ErrUnavailable and
+	// proposer.ErrUnreachable.
+	ErrUnreachable = errors.New("endpoint unreachable")
 	// ErrRefused: the endpoint refuses the request for good: a wrong key
 	// (401, 403), an unknown model (404), a spent quota.
 	ErrRefused = errors.New("request refused")
@@ -39,36 +50,61 @@ var (
 	ErrCallBudget = errors.New("LLM call budget spent")
 )
 
-// Kinds of failure (Error.Kind), also the outcome label of the metrics.
+// Kinds of failure (Error.Kind), also the outcome label of the metrics and
+// the error_kind of the prompt audit.
 const (
+	// No connection: the request never reached a server.
+	KindConnRefused = "connection_refused" // nothing listens at the address
+	KindDNS         = "dns"                // the host name does not resolve
+	KindTLS         = "tls"                // the TLS handshake or certificate failed
+	KindConnection  = "connection"         // no connection in time, reset, closed
+	// A server answered, or may have.
+	KindTimeout           = "timeout"
 	KindRateLimited       = "rate_limited"
 	KindServerError       = "server_error"
-	KindTimeout           = "timeout"
-	KindConnection        = "connection"
 	KindContextLength     = "context_length"
 	KindFormatUnsupported = "format_unsupported"
-	KindRefused           = "refused"
+	KindUnauthorized      = "unauthorized"    // 401, 403: a wrong or missing key
+	KindModelNotFound     = "model_not_found" // 404: an unknown model or a wrong URL
+	KindQuota             = "quota"           // 429 insufficient_quota: the account's quota is spent
 	KindBadRequest        = "bad_request"
 	KindBudget            = "budget"
 )
+
+// reasons are the kinds in words, for messages.
+var reasons = map[string]string{
+	KindConnRefused: "connection refused", KindDNS: "host name not found", KindTLS: "TLS failed",
+	KindConnection: "connection failed", KindTimeout: "no answer in time", KindRateLimited: "rate limited",
+	KindServerError: "server error", KindContextLength: "prompt longer than the model's context",
+	KindFormatUnsupported: "response format not supported", KindUnauthorized: "unauthorized",
+	KindModelNotFound: "model or route not found", KindQuota: "quota spent", KindBadRequest: "bad request",
+	KindBudget: "LLM call budget spent",
+}
 
 // Error is a failed request, classified.
 type Error struct {
 	Kind string
 	// Status is the HTTP status (0 when there was no response).
-	Status  int
-	Message string
+	Status int
+	// Endpoint is the base URL the request went to ("" when none was
+	// sent).
+	Endpoint string
+	Message  string
 	// RetryAfter is the wait the server asked for (Retry-After or
 	// retry-after-ms), 0 when it asked none.
 	RetryAfter time.Duration
 	Err        error
 }
 
+// Error reads "connection refused at http://127.0.0.1:9/v1: dial tcp …"
+// or "model or route not found (HTTP 404) at …: The model … does not
+// exist".
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Kind)
-	if e.Status != 0 {
-		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	b.WriteString(e.Reason())
+	if e.Endpoint != "" {
+		b.WriteString(" at ")
+		b.WriteString(e.Endpoint)
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
@@ -77,11 +113,37 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Reason is the kind of failure in words, with the HTTP status.
+func (e *Error) Reason() string {
+	r, ok := reasons[e.Kind]
+	if !ok {
+		r = e.Kind
+	}
+	if e.Status != 0 {
+		r += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	return r
+}
+
 func (e *Error) Unwrap() error { return e.Err }
 
 // RetryDelay is the wait the server asked for (0: none): the proposer
 // redelivers the generation no sooner.
 func (e *Error) RetryDelay() time.Duration { return e.RetryAfter }
+
+// LogFields describe the failure for a log line.
+func (e *Error) LogFields() []zap.Field {
+	return []zap.Field{zap.String("llm_endpoint", e.Endpoint), zap.String("error_kind", e.Kind), zap.Int("http_status", e.Status)}
+}
+
+// unreachable reports whether the request never reached a server.
+func (e *Error) unreachable() bool {
+	switch e.Kind {
+	case KindConnRefused, KindDNS, KindTLS, KindConnection:
+		return true
+	}
+	return false
+}
 
 // Is matches the sentinel of the error's kind.
 func (e *Error) Is(target error) bool {
@@ -90,9 +152,11 @@ func (e *Error) Is(target error) bool {
 		return target == ErrContextLength
 	case KindRateLimited:
 		return target == ErrRateLimited
-	case KindServerError, KindTimeout, KindConnection:
+	case KindConnRefused, KindDNS, KindTLS, KindConnection:
+		return target == ErrUnavailable || target == ErrUnreachable || target == proposer.ErrUnreachable
+	case KindServerError, KindTimeout:
 		return target == ErrUnavailable
-	case KindRefused:
+	case KindUnauthorized, KindModelNotFound, KindQuota:
 		return target == ErrRefused
 	case KindBadRequest, KindFormatUnsupported:
 		return target == ErrBadRequest
@@ -102,10 +166,11 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// retryable reports whether the same request may succeed later.
+// retryable reports whether the same request may succeed later. A
+// certificate the client does not trust stays untrusted.
 func (e *Error) retryable() bool {
 	switch e.Kind {
-	case KindRateLimited, KindServerError, KindTimeout, KindConnection:
+	case KindRateLimited, KindServerError, KindTimeout, KindConnRefused, KindDNS, KindConnection:
 		return true
 	}
 	return false
@@ -150,6 +215,15 @@ func classify(err error, headers http.Header) *Error {
 		if e.Message == "" && reqErr.Err != nil {
 			e.Message = reqErr.Err.Error()
 		}
+	case isDial(err) && !errors.Is(err, syscall.ECONNREFUSED) && !isDNS(err):
+		// No connection within the time: the endpoint is unreachable, not
+		// slow to answer.
+		e.Kind, e.Message = KindConnection, err.Error()
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			e.Message = urlErr.Err.Error()
+		}
+		return e
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Message = KindTimeout, "no answer within the request timeout"
 		return e
@@ -157,10 +231,19 @@ func classify(err error, headers http.Header) *Error {
 		var netErr net.Error
 		var synErr *json.SyntaxError
 		var typeErr *json.UnmarshalTypeError
+		var dnsErr *net.DNSError
 		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			e.Kind = KindConnRefused
+		case errors.As(err, &dnsErr):
+			e.Kind = KindDNS
+		case isTLSError(err):
+			e.Kind = KindTLS
+		case errors.As(err, &netErr) && netErr.Timeout():
+			e.Kind = KindTimeout
 		case errors.As(err, &netErr):
-			// Refused or reset connections, TLS and DNS failures: every
-			// transport error (*url.Error is a net.Error).
+			// Reset or closed connections: every other transport error
+			// (*url.Error is a net.Error).
 			e.Kind = KindConnection
 		case errors.As(err, &synErr) || errors.As(err, &typeErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 			// A 200 whose body is not a completion (a proxy's HTML page,
@@ -171,6 +254,10 @@ func classify(err error, headers http.Header) *Error {
 			e.Kind = KindBadRequest
 		}
 		e.Message = err.Error()
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			e.Message = urlErr.Err.Error() // the URL is the Endpoint's
+		}
 		return e
 	}
 	if len(e.Message) > 500 {
@@ -181,7 +268,7 @@ func classify(err error, headers http.Header) *Error {
 	case s == http.StatusTooManyRequests:
 		e.Kind = KindRateLimited
 		if strings.Contains(low, "insufficient_quota") || strings.Contains(low, "exceeded your current quota") {
-			e.Kind = KindRefused // retrying cannot help until someone pays
+			e.Kind = KindQuota // retrying cannot help until someone pays
 		}
 	case s == http.StatusRequestTimeout:
 		e.Kind = KindTimeout
@@ -190,8 +277,10 @@ func classify(err error, headers http.Header) *Error {
 		if containsAny(low, contextLengthPhrases) {
 			e.Kind = KindContextLength // some servers answer 500 for it
 		}
-	case s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusNotFound:
-		e.Kind = KindRefused
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		e.Kind = KindUnauthorized
+	case s == http.StatusNotFound:
+		e.Kind = KindModelNotFound
 	case containsAny(low, contextLengthPhrases):
 		e.Kind = KindContextLength
 	case (s == http.StatusBadRequest || s == http.StatusUnprocessableEntity || s == http.StatusNotImplemented) && containsAny(low, formatPhrases):
@@ -202,6 +291,29 @@ func classify(err error, headers http.Header) *Error {
 		e.Kind = KindBadRequest
 	}
 	return e
+}
+
+// isDial reports a failure to connect (the dial of a TCP connection).
+func isDial(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func isDNS(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
+
+// isTLSError reports a failed TLS handshake or an untrusted certificate.
+func isTLSError(err error) bool {
+	var rec tls.RecordHeaderError
+	var cert *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var alert tls.AlertError
+	return errors.As(err, &rec) || errors.As(err, &cert) || errors.As(err, &unknown) || errors.As(err, &host) ||
+		errors.As(err, &invalid) || errors.As(err, &alert) || strings.Contains(err.Error(), "tls: ")
 }
 
 func containsAny(s string, phrases []string) bool {

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
 func answer(t testing.TB, name string) string {
@@ -36,7 +34,8 @@ func TestExtractCandidates(t *testing.T) {
 		{file: "single.json", formulas: []string{"ZnS"}, raw: 1},
 		{file: "other_key.json", formulas: []string{"ZnS"}, raw: 1},
 		{file: "truncated.txt", formulas: []string{"ZnS"}, raw: 1, truncated: true},
-		{file: "malformed_second.txt", formulas: []string{"ZnS"}, raw: 1, malformed: true},
+		{file: "malformed_second.txt", formulas: []string{"ZnS"}, raw: 2}, // the comma is mended; the second lacks c
+		{file: "malformed_brackets.txt", formulas: []string{"ZnS"}, raw: 1, malformed: true},
 		{file: "wrong_lengths.json", formulas: []string{"ZnS"}, raw: 2},
 		{file: "unknown_element.json", formulas: []string{"ZnS"}, raw: 2},
 		{file: "no_json.txt", err: ErrNoJSON},
@@ -60,7 +59,7 @@ func TestExtractCandidates(t *testing.T) {
 			}
 			var got []string
 			for _, raw := range ex.Candidates {
-				if cand, _, err := crystal.ParseCandidateJSON(raw); err == nil {
+				if cand, _, _, err := decodeCandidate(raw); err == nil {
 					got = append(got, cand.Formula)
 				}
 			}
@@ -83,16 +82,29 @@ func TestExtractCutBeforeFirstCandidate(t *testing.T) {
 	}
 }
 
-func TestDropTrailingCommas(t *testing.T) {
+func TestRepairJSON(t *testing.T) {
 	cases := []struct{ in, want string }{
 		{`[1,2,]`, `[1,2]`},
 		{`{"a":1 , }`, `{"a":1  }`},
 		{`{"a":",]"}`, `{"a":",]"}`},
 		{`{"a":"\",]",}`, `{"a":"\",]"}`},
+		{`{'a': 'it\'s', 'b': True}`, `{"a": "it's", "b": true}`},
+		{`{a: 1, b: None}`, `{"a": 1, "b": null}`},
+		{"{\"a\": 1, // one\n \"b\": 2 /* two */}", "{\"a\": 1, \n \"b\": 2 }"},
+		{`{"x": [0, 1/2, NaN, .5]}`, `{"x": [0, "1/2", "NaN", ".5"]}`},
+		{`[{"a":1} {"a":2}]`, `[{"a":1}, {"a":2}]`},
+		{`[1,,2]`, `[1,2]`},
+		{`{"a" 1}`, `{"a": 1}`},
+		{`{"a": 1} {"b": 2}`, `{"a": 1} {"b": 2}`},
+		{`{"lattice\_parameters": 'x\_y', "a": "\n"}`, `{"lattice_parameters": "x_y", "a": "\n"}`},
+		{"{\"r\": \"the \"best\" cell\nof all\", \"s\": [\"Sr\" \"O\"]}", `{"r": "the \"best\" cell\nof all", "s": ["Sr", "O"]}`},
+		{`{“a”: “b”}`, `{"a": "b"}`},
+		{`{"a": 1} trailing {prose`, `{"a": 1} trailing {prose`},
 	}
 	for _, c := range cases {
-		if got, _ := dropTrailingCommas(c.in); got != c.want {
-			t.Errorf("dropTrailingCommas(%s) = %s, want %s", c.in, got, c.want)
+		got, _, _ := repairJSON(c.in)
+		if got != c.want {
+			t.Errorf("repairJSON(%s) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }
@@ -102,13 +114,21 @@ func FuzzExtractCandidates(f *testing.F) {
 	for _, e := range entries {
 		f.Add(answer(f, e.Name()))
 	}
+	shapes, _ := os.ReadDir(filepath.Join("testdata", "shapes"))
+	for _, e := range shapes {
+		b, err := os.ReadFile(filepath.Join("testdata", "shapes", e.Name()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ex, err := extractCandidates(s)
 		if err == nil && len(ex.Candidates) == 0 {
 			t.Fatalf("no error and no candidates for %q", s)
 		}
 		for _, raw := range ex.Candidates {
-			_, _, _ = crystal.ParseCandidateJSON(raw)
+			_, _, _, _ = decodeCandidate(raw)
 		}
 	})
 }

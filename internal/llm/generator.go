@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -25,6 +28,9 @@ type Generator struct {
 	client *Client
 	tmpl   *Template
 	store  *store.Store
+	// lastFailure holds, per campaign, its last exchange's endpoint
+	// failure (cleared by an answer), to say why a budget ran out.
+	lastFailure sync.Map
 }
 
 // NewGenerator builds the generator over a client. The store (nil in
@@ -37,6 +43,10 @@ func NewGenerator(c *Client, s *store.Store) (*Generator, error) {
 	}
 	return &Generator{client: c, tmpl: t, store: s}, nil
 }
+
+// Concurrency implements proposer.Concurrent: the client's bound on
+// requests in flight.
+func (g *Generator) Concurrency() int { return g.client.cfg.Concurrency }
 
 // Name implements proposer.Generator.
 func (g *Generator) Name() string { return messages.GeneratorLLM }
@@ -98,21 +108,29 @@ func (g *Generator) Propose(ctx context.Context, in *proposer.Input) (*proposer.
 		rec := &messages.Prompt{
 			Schema: messages.SchemaVersion, Campaign: in.Spec.ID, Episode: in.Request.Episode, Generation: in.Request.Generation,
 			Island: in.Island, Attempt: 1, Index: index, Template: g.tmpl.Version, Model: model, Temperature: temp,
-			System: r.System, User: r.User, Dropped: r.Dropped, At: time.Now().UTC(),
+			System: r.System, User: r.User, Dropped: r.Dropped, Endpoint: g.client.cfg.BaseURL, At: time.Now().UTC(),
 		}
 		out.Prompts = append(out.Prompts, rec)
 		comp, err := g.client.Complete(ctx, Request{
 			Model: model, Temperature: temp, System: r.System, User: r.User, Seed: &seed,
-			Schema: g.tmpl.Schema, SchemaName: "candidates", Reserve: g.reserve(in.Spec),
+			Schema: g.tmpl.Schema, SchemaName: "candidates", Reserve: g.reserve(in.Spec), Release: g.release(in.Spec),
 		})
 		if comp != nil {
 			rec.Format, rec.Requests, rec.LatencySeconds = comp.Format, comp.Requests, comp.Latency.Seconds()
 		}
 		if err == nil {
+			g.lastFailure.Delete(in.Spec.ID)
 			g.answered(ctx, in, comp, rec, out)
 			return out, nil
 		}
 		rec.Error = err.Error()
+		var e *Error
+		if errors.As(err, &e) {
+			rec.ErrorKind = e.Kind
+			if e.Kind != KindBudget {
+				g.lastFailure.Store(in.Spec.ID, e)
+			}
+		}
 		switch {
 		case errors.Is(err, ErrContextLength) && index == 0:
 			rec.Outcome = messages.PromptContextLength
@@ -120,22 +138,49 @@ func (g *Generator) Propose(ctx context.Context, in *proposer.Input) (*proposer.
 			continue
 		case errors.Is(err, ErrCallBudget):
 			rec.Outcome = messages.PromptBudgetSpent
-			return out, fmt.Errorf("%w: %s", proposer.ErrExhausted, budgetMessage(err))
+			msg := budgetMessage(err)
+			last := comp.LastFailure
+			if v, ok := g.lastFailure.Load(in.Spec.ID); ok && last == nil {
+				last = v.(*Error)
+			}
+			if last != nil {
+				msg += "; the last request failed: " + last.Error()
+			}
+			return out, fmt.Errorf("%w: %s", proposer.ErrExhausted, msg)
 		case errors.Is(err, ErrRefused):
 			rec.Outcome = messages.PromptFailed
 			hint := ""
-			var e *Error
-			if errors.As(err, &e) && e.Status == http.StatusNotFound {
+			if e != nil && e.Status == http.StatusNotFound {
 				hint = fmt.Sprintf(" (is the model's name right, and %s the endpoint up to /v1?)", g.client.cfg.BaseURL)
 			}
-			return out, fmt.Errorf("%w: the LLM endpoint refuses the campaign's requests (model %q): %v%s", proposer.ErrExhausted, model, err, hint)
+			return out, &failure{err: fmt.Errorf("%w: the LLM endpoint refuses the campaign's requests (model %q): %w%s", proposer.ErrExhausted, model, err, hint)}
+		case errors.Is(err, ErrUnreachable):
+			rec.Outcome = messages.PromptFailed
+			return out, &failure{err: fmt.Errorf("LLM endpoint unreachable: %w (%d requests)", err, rec.Requests)}
 		}
 		rec.Outcome = messages.PromptFailed
 		if errors.Is(err, ErrContextLength) {
 			rec.Outcome = messages.PromptContextLength
 		}
-		return out, fmt.Errorf("llm %s: %w", model, err)
+		return out, &failure{err: fmt.Errorf("llm %s: %w", model, err)}
 	}
+}
+
+// failure is a generation's failed exchange: its error, with the
+// endpoint's classified failure as log fields for the proposer's warning.
+type failure struct{ err error }
+
+func (f *failure) Error() string { return f.err.Error() }
+
+func (f *failure) Unwrap() error { return f.err }
+
+// LogFields describe the endpoint's failure (endpoint, kind, status).
+func (f *failure) LogFields() []zap.Field {
+	var e *Error
+	if errors.As(f.err, &e) {
+		return e.LogFields()
+	}
+	return nil
 }
 
 func budgetMessage(err error) string {
@@ -163,6 +208,17 @@ func (g *Generator) reserve(spec *messages.CampaignSpec) func(context.Context) e
 	}
 }
 
+// release gives back the call of a request that never reached the
+// endpoint.
+func (g *Generator) release(spec *messages.CampaignSpec) func(context.Context) {
+	if g.store == nil {
+		return nil
+	}
+	return func(ctx context.Context) {
+		_ = g.store.ReleaseLLMCall(ctx, spec.ID) // at worst the call stays counted
+	}
+}
+
 // answered records an answer: its accounting, and its candidates and
 // rejections in the output.
 func (g *Generator) answered(ctx context.Context, in *proposer.Input, comp *Completion, rec *messages.Prompt, out *proposer.Output) {
@@ -176,18 +232,33 @@ func (g *Generator) answered(ctx context.Context, in *proposer.Input, comp *Comp
 	out.Calls++
 	out.PromptTokens += comp.PromptTokens
 	out.CompletionTokens += comp.CompletionTokens
-	cands, rejs := g.parse(ctx, in, comp)
+	cands, rejs := g.parse(ctx, in, comp, rec)
 	rec.Candidates, rec.Rejected = len(cands), len(rejs)
+	for _, r := range rejs {
+		for _, reason := range r.Reasons {
+			count(&rec.Reasons, reason.Code)
+		}
+	}
 	out.Candidates = append(out.Candidates, cands...)
 	out.Rejected = append(out.Rejected, rejs...)
 	metricCandidates.WithLabelValues("parsed").Add(float64(len(cands)))
 	metricCandidates.WithLabelValues("rejected").Add(float64(len(rejs)))
 }
 
-// parse reads an answer's candidates. Up to twice the generation's slots
-// are handed on (the proposer publishes the first that pass its checks, up
-// to the slots); candidates beyond them are ignored.
-func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Completion) ([]proposer.Proposed, []proposer.Rejected) {
+// count adds one to m[key], making the map when needed.
+func count(m *map[string]int, key string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[key]++
+}
+
+// parse reads an answer's candidates (decodeCandidate), noting in rec how
+// they departed from the asked-for format and the keys left unread. Up to
+// twice the generation's slots are handed on (the proposer publishes the
+// first that pass its checks, up to the slots); candidates beyond them are
+// ignored.
+func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Completion, rec *messages.Prompt) ([]proposer.Proposed, []proposer.Rejected) {
 	reject := func(p proposer.Proposed, code, detail string) proposer.Rejected {
 		return proposer.Rejected{Proposed: p, Reasons: []messages.Reason{{Code: code, Detail: detail}}}
 	}
@@ -206,6 +277,9 @@ func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Complet
 		}
 		return nil, []proposer.Rejected{reject(proposer.Proposed{Operator: OperatorLLM}, code, detail)}
 	}
+	if ex.Repaired {
+		count(&rec.Adapted, "json_repaired")
+	}
 	var cands []proposer.Proposed
 	var rejs []proposer.Rejected
 	fingerprints := map[string]int{}
@@ -213,7 +287,13 @@ func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Complet
 		if len(cands) >= 2*in.Request.Slots {
 			break
 		}
-		c, s, err := crystal.ParseCandidateJSON(raw)
+		c, s, rd, err := decodeCandidate(raw)
+		for _, a := range rd.Adapted {
+			count(&rec.Adapted, a)
+		}
+		for _, k := range rd.Ignored {
+			count(&rec.IgnoredKeys, k)
+		}
 		p := proposer.Proposed{Operator: OperatorLLM, Structure: s}
 		if c != nil {
 			p.Formula, p.Rationale, p.Rule = c.Formula, c.Rationale, c.Rule
@@ -252,7 +332,10 @@ func (g *Generator) parse(ctx context.Context, in *proposer.Input, comp *Complet
 
 // parseCode names a candidate's parse failure (a stable code to count by).
 func parseCode(err error) string {
+	var de *decodeError
 	switch {
+	case errors.As(err, &de):
+		return de.Code
 	case errors.Is(err, crystal.ErrUnknownElement):
 		return "unknown_element"
 	case errors.Is(err, crystal.ErrFormulaMismatch):

@@ -49,7 +49,8 @@ func TestProposeAnswers(t *testing.T) {
 		// the proposer publishes the first that pass its checks.
 		{file: "well_formed.json", slots: 1, formulas: []string{"ZnS", "GaN"}},
 		{file: "truncated.txt", formulas: []string{"ZnS"}, rejected: []string{"truncated"}},
-		{file: "malformed_second.txt", formulas: []string{"ZnS"}, rejected: []string{"bad_json"}},
+		{file: "malformed_second.txt", formulas: []string{"ZnS"}, rejected: []string{"missing_field"}, rejFormula: "GaN"},
+		{file: "malformed_brackets.txt", formulas: []string{"ZnS"}, rejected: []string{"bad_json"}},
 		{file: "wrong_lengths.json", formulas: []string{"ZnS"}, rejected: []string{"length_mismatch"}, rejFormula: "MgO"},
 		{file: "unknown_element.json", formulas: []string{"ZnS"}, rejected: []string{"unknown_element"}, rejFormula: "XxO"},
 		{file: "formula_mismatch.json", formulas: []string{"ZnS"}, rejected: []string{"formula_mismatch"}, rejFormula: "MgO2"},

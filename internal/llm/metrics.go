@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 var (
 	metricRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "crucible", Subsystem: "llm", Name: "requests_total",
-		Help: "LLM HTTP requests by outcome: ok, rate_limited, server_error, timeout, connection, context_length, format_unsupported, refused, bad_request, budget (not sent: the campaign's call budget is spent).",
+		Help: "LLM HTTP requests by outcome: ok, connection_refused, dns, tls, connection, timeout, rate_limited, server_error, context_length, format_unsupported, unauthorized, model_not_found, quota, bad_request, budget (not sent: the campaign's call budget is spent).",
 	}, []string{"outcome"})
 	metricLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "crucible", Subsystem: "llm", Name: "request_seconds",

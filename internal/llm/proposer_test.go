@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/llm/llmtest"
@@ -35,6 +39,12 @@ func candidates(cs ...string) string { return `{"candidates":[` + strings.Join(c
 // stack starts a proposer (no evaluator) with the llm generator on srv.
 func stack(t *testing.T, srv *llmtest.Server, cfg llm.Config) *local.Stack {
 	t.Helper()
+	return stackLog(t, srv, cfg, nil)
+}
+
+// stackLog is stack with the services logging to log.
+func stackLog(t *testing.T, srv *llmtest.Server, cfg llm.Config, log *zap.Logger) *local.Stack {
+	t.Helper()
 	cfg.BaseURL = srv.URL
 	c, err := llm.NewClient(cfg)
 	if err != nil {
@@ -43,7 +53,7 @@ func stack(t *testing.T, srv *llmtest.Server, cfg llm.Config) *local.Stack {
 	ctx := context.Background()
 	st, err := local.Start(ctx, local.Options{
 		NATSURL: testbed.NATSURL(), RedisURL: testbed.RedisURL(), Namespace: testsrv.Namespace(), MemoryStreams: true,
-		NoServices: true,
+		NoServices: true, Log: log,
 		Proposer: func(s *store.Store) proposer.Config {
 			gen, err := llm.NewGenerator(c, s)
 			if err != nil {
@@ -202,16 +212,18 @@ func TestProposerWithScriptedModel(t *testing.T) {
 	}
 
 	// Only the good candidates reached the evaluators' queue (a work queue:
-	// read it message by message).
+	// read it message by message). They are published after they are
+	// recorded.
 	ctx := context.Background()
 	stream, err := st.Bus.JS.Stream(ctx, st.Bus.Stream(messages.StreamCandidates))
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var info *jetstream.StreamInfo
+	waitFor(t, "the good answer's candidates published", func() bool {
+		info, err = stream.Info(ctx)
+		return err == nil && info.State.Msgs >= 2
+	})
 	var cands []*messages.Candidate
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
 		m, err := stream.GetMsg(ctx, seq)
@@ -281,8 +293,10 @@ func TestProposerCallBudget(t *testing.T) {
 }
 
 // TestProposerEndpointFailures: an endpoint that refuses the key ends the
-// campaign at once; one that is down ends it when the retries of its
-// generations have spent the call budget. Neither stalls.
+// campaign at once; one that answers with server errors ends it when the
+// retries of its generations have spent the call budget, saying what the
+// last request met; one that is down ends it when a generation's every
+// attempt failed to connect, saying so, and costs no call. None stalls.
 func TestProposerEndpointFailures(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -295,13 +309,14 @@ func TestProposerEndpointFailures(t *testing.T) {
 		}, message: "refuses"},
 		{name: "server errors", answer: func(llmtest.Request) llmtest.Reply {
 			return llmtest.Reply{Status: 503, Error: "overloaded"}
-		}, message: "LLM calls"},
-		{name: "connection refused", down: true, message: "LLM calls"},
+		}, message: "LLM calls (max_llm_calls) are spent; the last request failed: server error (HTTP 503) at http://"},
+		{name: "connection refused", down: true, message: "LLM endpoint unreachable: connection refused at http://127.0.0.1:"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := llmtest.New(t, c.answer)
-			st := stack(t, srv, llm.Config{MaxRetries: 1})
+			core, logs := observer.New(zap.WarnLevel)
+			st := stackLog(t, srv, llm.Config{MaxRetries: 1}, zap.New(core))
 			if c.down {
 				srv.Close()
 			}
@@ -317,6 +332,34 @@ func TestProposerEndpointFailures(t *testing.T) {
 				t.Fatalf("final status %s: %s", final.State, final.Message)
 			}
 			t.Logf("%s: %s", final.State, final.Message)
+			if c.down && (final.Summary == nil || final.Summary.LLMRequests != 0) {
+				t.Fatalf("requests that never reached the endpoint were counted: %+v", final.Summary)
+			}
+			// The audit says what failed, and where.
+			prompts := follow[messages.Prompt](t, st, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, spec.ID))
+			failed := 0
+			for _, p := range prompts {
+				if p.Outcome == messages.PromptFailed {
+					failed++
+					if p.ErrorKind == "" || p.Endpoint != srv.URL || !strings.Contains(p.Error, srv.URL) {
+						t.Errorf("audit record %d/%d: kind %q, endpoint %q, error %q", p.Generation, p.Attempt, p.ErrorKind, p.Endpoint, p.Error)
+					}
+				}
+			}
+			if failed == 0 {
+				t.Error("no failed exchange in the audit")
+			}
+			// The proposer's warnings name the endpoint and the kind.
+			warned := false
+			for _, e := range logs.FilterLevelExact(zap.WarnLevel).All() {
+				f := e.ContextMap()
+				if f["llm_endpoint"] == srv.URL && f["error_kind"] != "" && f["campaign"] == spec.ID {
+					warned = true
+				}
+			}
+			if !warned {
+				t.Errorf("no warning with the endpoint and kind: %v", logs.All())
+			}
 		})
 	}
 }

@@ -17,6 +17,12 @@ if max > 0 and num('llm_requests') >= max then return -1 end
 return redis.call('HINCRBY', st, 'llm_requests', 1)
 `)
 
+// scriptReleaseCall gives back one counted LLM request. KEYS: state.
+var scriptReleaseCall = redis.NewScript(luaPrelude + `
+if num('llm_requests') <= 0 then return 0 end
+return redis.call('HINCRBY', st, 'llm_requests', -1)
+`)
+
 // scriptExhaust ends a running campaign's proposing with a reason, once.
 // KEYS: state. ARGV: reason. Returns 1 when this call changed the status.
 var scriptExhaust = redis.NewScript(luaPrelude + `
@@ -36,6 +42,15 @@ func (s *Store) ReserveLLMCall(ctx context.Context, campaign string, max int) (b
 		return false, fmt.Errorf("store: reserve an LLM call of %s: %w", campaign, err)
 	}
 	return n >= 0, nil
+}
+
+// ReleaseLLMCall gives back a request counted by ReserveLLMCall that never
+// reached the endpoint (no connection): it cost nothing.
+func (s *Store) ReleaseLLMCall(ctx context.Context, campaign string) error {
+	if err := scriptReleaseCall.Run(ctx, s.rdb, []string{s.stateKey(campaign)}).Err(); err != nil {
+		return fmt.Errorf("store: release an LLM call of %s: %w", campaign, err)
+	}
+	return nil
 }
 
 // MarkExhausted ends a running campaign's generations: its status becomes

@@ -66,10 +66,14 @@ const (
 	DefaultEpisodes           = 1
 	DefaultPoolSize           = 32 // per island success / failure pool
 	DefaultReflectionWindow   = 3  // W: reflections shown (MADE §4.1)
-	DefaultMaxInFlight        = 8  // generations proposed but not yet evaluated
-	MaxBudget                 = 1_000_000
-	MaxIslands                = 64
-	MaxBatchSize              = 64
+	DefaultMaxInFlight        = 8  // generations requested but not yet evaluated
+	// DefaultLLMMaxInFlight is max_in_flight of an llm campaign: its
+	// generations are LLM calls of seconds each, this many at once, as
+	// many as an LLM client sends at once by default.
+	DefaultLLMMaxInFlight = 4
+	MaxBudget             = 1_000_000
+	MaxIslands            = 64
+	MaxBatchSize          = 64
 )
 
 // CampaignSpec is what a user submits: a task and how to search for it.
@@ -100,7 +104,12 @@ type CampaignSpec struct {
 	Seed uint64 `json:"seed"`
 	// PoolSize bounds each island's success and failure pools.
 	PoolSize int `json:"pool_size"`
-	// MaxInFlight bounds the generations proposed but not fully evaluated.
+	// MaxInFlight bounds the generations requested but not fully
+	// evaluated: how many a campaign has in progress at once. With the
+	// llm generator each is an LLM call while it is generated, so this is
+	// how many calls a campaign keeps in flight (default 4), within the
+	// proposer replica's bound per endpoint (--llm-concurrency), shared by
+	// all its campaigns.
 	MaxInFlight int `json:"max_in_flight"`
 	// ReflectionWindow is W, the most recent reflections a prompt shows.
 	ReflectionWindow int `json:"reflection_window"`
@@ -131,6 +140,9 @@ func (c *CampaignSpec) ApplyDefaults() {
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
 	setDefault(&c.PoolSize, DefaultPoolSize)
+	if c.Generator.Kind == GeneratorLLM {
+		setDefault(&c.MaxInFlight, DefaultLLMMaxInFlight)
+	}
 	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&c.ReflectionWindow, DefaultReflectionWindow)
 	if c.StabilityThreshold == 0 {

@@ -59,6 +59,13 @@ type Prompt struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	Outcome      string `json:"outcome"`
 	Error        string `json:"error,omitempty"`
+	// ErrorKind classifies a failed exchange's Error (connection_refused,
+	// dns, tls, connection, timeout, unauthorized, model_not_found,
+	// rate_limited, quota, server_error, context_length, bad_request,
+	// budget; see the llm package).
+	ErrorKind string `json:"error_kind,omitempty"`
+	// Endpoint is the base URL the exchange went to.
+	Endpoint string `json:"endpoint,omitempty"`
 	// Requests is the number of HTTP requests the exchange took (retries
 	// after rate limits, server errors and timeouts included).
 	Requests int `json:"requests"`
@@ -69,10 +76,19 @@ type Prompt struct {
 	TokensEstimated  bool `json:"tokens_estimated,omitempty"`
 	// Candidates and Rejected count the answer's parsed candidates and its
 	// unusable ones (before the proposer's own checks).
-	Candidates     int       `json:"candidates"`
-	Rejected       int       `json:"rejected"`
-	LatencySeconds float64   `json:"latency_seconds"`
-	At             time.Time `json:"at"`
+	Candidates int `json:"candidates"`
+	Rejected   int `json:"rejected"`
+	// Reasons counts the answer's unusable parts by reason code.
+	Reasons map[string]int `json:"reasons,omitempty"`
+	// Adapted counts, by kind, how the answer departed from the format the
+	// prompt asks for and was read anyway (number_as_string,
+	// rule_as_number, lattice_matrix, cartesian, formula_notation, …).
+	Adapted map[string]int `json:"adapted,omitempty"`
+	// IgnoredKeys counts the keys of the answer's candidates that were not
+	// read, by name ("space_group", "lattice.volume").
+	IgnoredKeys    map[string]int `json:"ignored_keys,omitempty"`
+	LatencySeconds float64        `json:"latency_seconds"`
+	At             time.Time      `json:"at"`
 }
 
 // MaxPromptAnswer bounds the answer kept in a Prompt record (bytes).

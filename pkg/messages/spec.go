@@ -115,6 +115,7 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	set(&c.BatchSize, o.BatchSize)
 	set(&c.Episodes, o.Episodes)
 	set(&c.TopK, o.TopK)
+	set(&c.MaxInFlight, o.MaxInFlight)
 	set(&c.Generator.MaxLLMCalls, o.Generator.MaxLLMCalls)
 	if o.ID != "" {
 		c.ID = o.ID

@@ -1,6 +1,8 @@
 // Package llmtest is an OpenAI-compatible chat-completions server for
 // tests: it answers with scripted replies (answers, error statuses,
-// Retry-After headers, hangs) and then with a default answerer, and keeps
+// Retry-After headers, hangs) and then with a default answerer, after a
+// fixed latency if asked, lists models at GET /models if told them, speaks
+// HTTPS with an untrusted certificate if started so (NewTLS), and keeps
 // every request it received. Substitute is an answerer that reads the
 // demonstrations of Crucible's prompt and answers with same-group
 // substitutions of them, so a whole campaign can run against it.
@@ -16,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Reply is one answer of the server.
@@ -53,6 +56,8 @@ type Request struct {
 	Format       string
 	System, User string
 	Auth         string // the Authorization header
+	// Arrived is when the request arrived (before any latency).
+	Arrived time.Time
 }
 
 // Server is a fake OpenAI-compatible endpoint.
@@ -60,13 +65,17 @@ type Server struct {
 	// URL is the base URL to configure clients with (…/v1).
 	URL string
 
-	srv      *httptest.Server
-	stop     chan struct{}
-	mu       sync.Mutex
-	script   []Reply
-	answer   func(Request) Reply
-	refuse   map[string]bool
-	requests []Request
+	srv                   *httptest.Server
+	stop                  chan struct{}
+	mu                    sync.Mutex
+	script                []Reply
+	answer                func(Request) Reply
+	refuse                map[string]bool
+	requests              []Request
+	models                []string // served at GET /models; nil: no such route
+	modelsReply           *Reply   // GET /models answers this instead
+	latency               time.Duration
+	inFlight, maxInFlight int
 }
 
 // New starts a server that answers with answer once its script is spent
@@ -84,6 +93,49 @@ func Start(answer func(Request) Reply) *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	s.URL = s.srv.URL + "/v1"
 	return s
+}
+
+// NewTLS starts a server speaking HTTPS with a certificate no client
+// trusts (httptest's), for tests of TLS failures. It is closed when the
+// test ends.
+func NewTLS(t testing.TB, answer func(Request) Reply) *Server {
+	t.Helper()
+	s := &Server{answer: answer, refuse: map[string]bool{}, stop: make(chan struct{})}
+	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.handle))
+	s.URL = s.srv.URL + "/v1"
+	t.Cleanup(s.Close)
+	return s
+}
+
+// SetModels makes GET /models list ids (by default the server has no
+// such route and answers 404).
+func (s *Server) SetModels(ids ...string) {
+	s.mu.Lock()
+	s.models = append([]string{}, ids...)
+	s.mu.Unlock()
+}
+
+// FailModels makes GET /models answer r (an error status).
+func (s *Server) FailModels(r Reply) {
+	s.mu.Lock()
+	s.modelsReply = &r
+	s.mu.Unlock()
+}
+
+// SetLatency makes every chat completion take d before it is answered,
+// as a model's generation does.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	s.latency = d
+	s.mu.Unlock()
+}
+
+// MaxInFlight is the most chat completions the server was answering at
+// once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
 }
 
 // Close stops the server; hanging requests return.
@@ -137,9 +189,36 @@ type chatRequest struct {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		s.handleModels(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		writeError(w, http.StatusNotFound, "no route "+r.URL.Path, "")
 		return
+	}
+	arrived := time.Now()
+	s.mu.Lock()
+	latency := s.latency
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	if latency > 0 {
+		t := time.NewTimer(latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		case <-s.stop:
+			t.Stop()
+			return
+		}
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -152,7 +231,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Model: cr.Model, Temperature: cr.Temperature, MaxTokens: cr.MaxTokens, MaxCompletionTokens: cr.MaxCompletionTokens,
-		Seed: cr.Seed, Auth: r.Header.Get("Authorization")}
+		Seed: cr.Seed, Auth: r.Header.Get("Authorization"), Arrived: arrived}
 	if cr.ResponseFormat != nil {
 		req.Format = cr.ResponseFormat.Type
 	}
@@ -221,6 +300,27 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// handleModels answers GET /models: the models set, a scripted failure,
+// or 404.
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	models, fail := s.models, s.modelsReply
+	s.mu.Unlock()
+	switch {
+	case fail != nil:
+		writeError(w, fail.Status, fail.Error, fail.ErrorCode)
+	case models == nil:
+		writeError(w, http.StatusNotFound, "no route "+r.URL.Path, "")
+	default:
+		data := make([]map[string]any, len(models))
+		for i, id := range models {
+			data[i] = map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "test"}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, msg, code string) {

@@ -72,6 +72,13 @@ type Generator interface {
 	Propose(ctx context.Context, in *Input) (*Output, error)
 }
 
+// Concurrent is implemented by generators that wait on a service with a
+// bound on its concurrent calls (an LLM client): Concurrency is that
+// bound, which the proposer adds to its handlers.
+type Concurrent interface {
+	Concurrency() int
+}
+
 // SpecChecker is implemented by generators that can tell at submission
 // that they cannot serve a campaign (an LLM generator without a model).
 type SpecChecker interface {
@@ -83,6 +90,14 @@ type SpecChecker interface {
 // the endpoint refuses its model or key): the campaign ends as exhausted
 // with the error as its final message instead of retrying.
 var ErrExhausted = errors.New("generator exhausted")
+
+// ErrUnreachable, matched by a generator's error, says that the service
+// the generator depends on cannot be reached at all (no connection: refused,
+// DNS, TLS). The proposer retries the generation by redelivery like any
+// failure; when its last attempt fails so, the campaign ends as exhausted
+// with the error as its final message, since a new generation would meet
+// the same endpoint.
+var ErrUnreachable = errors.New("generator's service unreachable")
 
 // Seeder chooses the known materials that start a campaign's islands.
 type Seeder interface {

@@ -37,7 +37,10 @@ type Config struct {
 	// RuleCount is the number of chemistry rules the generators know
 	// (rules are sampled from 0..RuleCount-1).
 	RuleCount int
-	// Concurrency is the number of generation requests handled at once.
+	// Concurrency is the number of generation requests handled at once,
+	// beyond those of generators that say how many they serve at once
+	// (Concurrent): their calls add to it, so that generations waiting on
+	// an LLM endpoint do not take every handler from the others.
 	Concurrency int
 	// MaxAttempts is how many deliveries of a generation request may fail
 	// (generator errors) before the generation is recorded as empty with
@@ -78,6 +81,11 @@ func Collectors() []prometheus.Collector {
 func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 8
+	}
+	for _, g := range cfg.Generators {
+		if c, ok := g.(Concurrent); ok {
+			cfg.Concurrency += c.Concurrency()
+		}
 	}
 	if cfg.MaxAttempts < 1 {
 		cfg.MaxAttempts = 5
@@ -225,8 +233,9 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	if gerr != nil {
 		exhausted := errors.Is(gerr, ErrExhausted)
+		fields := append([]zap.Field{zap.Error(gerr), zap.Uint64("delivery", d.Deliveries)}, errorFields(gerr)...)
 		if !exhausted && d.Deliveries < uint64(s.cfg.MaxAttempts) {
-			log.Warn("generator failed; the request will be retried", zap.Error(gerr), zap.Uint64("delivery", d.Deliveries))
+			log.Warn("generator failed; the request will be retried", fields...)
 			// A service that said when to come back (Retry-After) is
 			// asked again no sooner.
 			var later interface{ RetryDelay() time.Duration }
@@ -241,14 +250,24 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		// exhausted instead of stalling it. A generator that can do no
 		// more for the campaign ends it at once.
 		code := "generator_failed"
-		if exhausted {
+		switch {
+		case exhausted:
 			code = "generator_exhausted"
 			if err := s.store.MarkExhausted(ctx, req.Campaign, gerr.Error()); err != nil {
 				return err
 			}
-			log.Warn("generator exhausted; the campaign ends when its generations in flight are done", zap.Error(gerr))
-		} else {
-			log.Error("generator failed on every attempt; recording an empty generation", zap.Error(gerr))
+			log.Warn("generator exhausted; the campaign ends when its generations in flight are done", fields...)
+		case errors.Is(gerr, ErrUnreachable):
+			// Unreachable on every attempt: a new generation would meet
+			// the same endpoint.
+			code = "generator_unreachable"
+			reason := fmt.Sprintf("%v; %d attempts of this generation failed", gerr, d.Deliveries)
+			if err := s.store.MarkExhausted(ctx, req.Campaign, reason); err != nil {
+				return err
+			}
+			log.Warn("generator unreachable on every attempt; the campaign ends when its generations in flight are done", fields...)
+		default:
+			log.Error("generator failed on every attempt; recording an empty generation", fields...)
 		}
 		failed := &Output{Rejected: []Rejected{{Reasons: []messages.Reason{{Code: code, Detail: gerr.Error()}}}}}
 		if out != nil {
@@ -296,6 +315,16 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	}
 	metricCandidates.WithLabelValues("duplicate").Add(float64(len(p.Candidates) - len(accepted)))
 	return s.publish(ctx, spec, &req, accepted, log)
+}
+
+// errorFields are the log fields an error describes itself with (an LLM
+// endpoint's failure: the endpoint, the kind, the HTTP status).
+func errorFields(err error) []zap.Field {
+	var f interface{ LogFields() []zap.Field }
+	if errors.As(err, &f) {
+		return f.LogFields()
+	}
+	return nil
 }
 
 // publishPrompts publishes the audit records of a generator's LLM
