@@ -356,3 +356,58 @@ func kept(g *Graph, w []float64, i int, e crystal.Element) float64 {
 	}
 	return math.Round(n*1e9) / 1e9
 }
+
+// TestFeaturizeRadiusTolerance: neighbours at exactly Radius in exact
+// arithmetic are inside whatever the rounding. In a simple cubic cell of
+// edge Radius the atom's only neighbours are its six images at Radius; in
+// rotated cells some of those distances round above it.
+func TestFeaturizeRadiusTolerance(t *testing.T) {
+	o := crystal.MustElement("O")
+	base := cubic(t, Radius, []crystal.Element{o}, []crystal.Vec3{{0, 0, 0}})
+	f := NewFeaturizer(smallTable(t))
+	rng := rand.New(rand.NewPCG(9, 10))
+	above := 0
+	for it := range 200 {
+		// A rotation about a random axis (Rodrigues).
+		ax := crystal.Vec3{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+		ax = ax.Scale(1 / ax.Norm())
+		psi := 2 * math.Pi * rng.Float64()
+		c, s := math.Cos(psi), math.Sin(psi)
+		m := base.Lattice.Matrix()
+		var rm [3][3]float64
+		for i, v := range m {
+			vec := crystal.Vec3(v)
+			r := vec.Scale(c).Add(ax.Cross(vec).Scale(s)).Add(ax.Scale(ax.Dot(vec) * (1 - c)))
+			rm[i] = r
+		}
+		lat, err := crystal.NewLattice(rm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := crystal.NewStructure(lat, base.Species, base.Frac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g Graph
+		if err := f.Featurize(moved, &g); err != nil {
+			t.Fatalf("rotation %d: %v", it, err)
+		}
+		_, d := g.Neighbors(0)
+		w := g.Weights(0)
+		real := 0.0
+		for k := range d {
+			if d[k] < padDistance {
+				real += w[k]
+				if d[k] > Radius {
+					above++
+				}
+			}
+		}
+		if real != 6 || g.Padded() != 6 {
+			t.Fatalf("rotation %d: %v neighbours within the radius, %d padded slots; want 6 and 6", it, real, g.Padded())
+		}
+	}
+	if above == 0 {
+		t.Error("no rotation put a neighbour beyond Radius: the test does not exercise the tolerance")
+	}
+}
