@@ -32,8 +32,8 @@ import (
 //   - Neighbours whose distances differ from the twelfth by at most
 //     TieTolerance are tied: they have equal weights (x_j = 0), the last
 //     slots split evenly among them. For k slots left and t tied
-//     neighbours each has weight k/t: the convolution's sum is the
-//     average of the sums over every choice of k of them, the one
+//     neighbours each has weight k/t: each convolution's sum is the
+//     average of its sums over every choice of k of them, the one
 //     choice-free value. Where the tied neighbours are equivalent (the
 //     same element at symmetry-equivalent sites) every choice gives the
 //     same sum, and so does the split.
@@ -44,8 +44,8 @@ import (
 //   - In between, the weights move linearly from the split to the cut, so
 //     a prediction is a continuous function of the positions: no
 //     threshold on a distance difference decides between two graphs, and
-//     a rounding error δ in a distance changes a weight by at most
-//     δ/TieRamp (nothing within TieTolerance of a tie).
+//     a rounding error δ in a distance changes a weight by about
+//     δ/TieRamp at most (nothing within TieTolerance of a tie).
 //
 // The dead zone TieTolerance (10⁻⁶ Å) is far above the rounding of
 // distances in float64 (about 10⁻¹⁵ Å times the size of the cell), so a
