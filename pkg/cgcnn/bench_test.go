@@ -124,6 +124,54 @@ func BenchmarkSetPredictParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(structs))/b.Elapsed().Seconds(), "structures/s")
 }
 
+// benchPrototypes are small prototype structures like a campaign's
+// candidates (2 to 14 atoms; the evaluator's batch of 16).
+var benchPrototypes = []struct{ proto, formula string }{
+	{"rocksalt", "NaCl"}, {"rocksalt", "MgO"}, {"perovskite", "BaZrO3"}, {"perovskite", "SrTiO3"},
+	{"wurtzite", "ZnO"}, {"wurtzite", "GaN"}, {"zincblende", "GaAs"}, {"zincblende", "ZnS"},
+	{"rutile", "SnO2"}, {"rutile", "TiO2"}, {"spinel", "MgAl2O4"}, {"spinel", "ZnGa2O4"},
+	{"fluorite", "CaF2"}, {"cscl", "CsCl"}, {"corundum", "Al2O3"}, {"nafeo2", "LiCoO2"},
+}
+
+// BenchmarkSetPredictTieSpread: all seven surrogates on the prototype
+// batch of BenchmarkSetPredictOrder and on the golden structures, in one
+// goroutine, with Predict and with PredictWithTieSpread (which evaluates
+// the perovskites, whose tied neighbours are of two elements, under 3
+// more tie choices each).
+func BenchmarkSetPredictTieSpread(b *testing.B) {
+	_, names := goldenSet(b)
+	small := make([]*crystal.Structure, len(benchPrototypes))
+	for i, p := range benchPrototypes {
+		small[i] = crystaltest.Build(b, p.proto, p.formula)
+	}
+	set := loadTestSet(b)
+	for _, batch := range []struct {
+		name    string
+		structs []*crystal.Structure
+	}{{"prototypes", small}, {"golden", readGoldenCIFs(b, names)}} {
+		for _, spread := range []bool{false, true} {
+			name := batch.name + "/values"
+			if spread {
+				name = batch.name + "/with-tie-spread"
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					var err error
+					if spread {
+						_, err = set.PredictWithTieSpread(b.Context(), batch.structs, 1)
+					} else {
+						_, err = set.Predict(b.Context(), batch.structs)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*len(batch.structs))/b.Elapsed().Seconds(), "structures/s")
+			})
+		}
+	}
+}
+
 // BenchmarkSetPredictOrder: all seven surrogates, in one goroutine, on a
 // batch of 16 small prototype structures like a campaign's candidates (2
 // to 14 atoms; the evaluator's batch) and on the 51 golden structures
@@ -133,14 +181,8 @@ func BenchmarkSetPredictParallel(b *testing.B) {
 // structure's own work is small beside fetching the weights.
 func BenchmarkSetPredictOrder(b *testing.B) {
 	_, names := goldenSet(b)
-	protos := []struct{ proto, formula string }{
-		{"rocksalt", "NaCl"}, {"rocksalt", "MgO"}, {"perovskite", "BaZrO3"}, {"perovskite", "SrTiO3"},
-		{"wurtzite", "ZnO"}, {"wurtzite", "GaN"}, {"zincblende", "GaAs"}, {"zincblende", "ZnS"},
-		{"rutile", "SnO2"}, {"rutile", "TiO2"}, {"spinel", "MgAl2O4"}, {"spinel", "ZnGa2O4"},
-		{"fluorite", "CaF2"}, {"cscl", "CsCl"}, {"corundum", "Al2O3"}, {"nafeo2", "LiCoO2"},
-	}
-	small := make([]*crystal.Structure, len(protos))
-	for i, p := range protos {
+	small := make([]*crystal.Structure, len(benchPrototypes))
+	for i, p := range benchPrototypes {
 		small[i] = crystaltest.Build(b, p.proto, p.formula)
 	}
 	set := loadTestSet(b)

@@ -71,7 +71,9 @@ func TestFeaturizeRejectsInvalidStructures(t *testing.T) {
 }
 
 // TestFeaturizePadsLikeCGCNN checks the padding of atoms with fewer than
-// MaxNeighbors neighbours: index 0 at Radius + 1, Gaussians at 9 Å.
+// MaxNeighbors neighbours: index 0 at Radius + 1, Gaussians at 9 Å. In a
+// simple cubic cell of 6 Å the atom's six images at 6 Å are one edge of
+// weight 6, the six padded slots another.
 func TestFeaturizePadsLikeCGCNN(t *testing.T) {
 	o := crystal.MustElement("O")
 	s := cubic(t, 6, []crystal.Element{o}, []crystal.Vec3{{0, 0, 0}})
@@ -85,17 +87,13 @@ func TestFeaturizePadsLikeCGCNN(t *testing.T) {
 		t.Errorf("%d padded slots, want 6", g.Padded())
 	}
 	idx, dist := g.Neighbors(0)
-	for k := range MaxNeighbors {
-		wantD := 6.0
-		if k >= 6 {
-			wantD = 9
-		}
-		if idx[k] != 0 || math.Abs(dist[k]-wantD) > 1e-12 {
-			t.Errorf("slot %d: neighbour %d at %v Å, want 0 at %v", k, idx[k], dist[k], wantD)
-		}
+	w, m := g.Weights(0), g.Multiplicities(0)
+	if len(idx) != 2 || idx[0] != 0 || idx[1] != 0 || math.Abs(dist[0]-6) > 1e-12 || dist[1] != 9 ||
+		w[0] != 6 || w[1] != 6 || m[0] != 6 || m[1] != 6 {
+		t.Errorf("edges %v at %v Å, weights %v, multiplicities %v; want 0 at 6 and 9 Å, 6 each", idx, dist, w, m)
 	}
-	// exp(−(9 − 8)²/0.2²) for the last centre of a padded slot.
-	last := g.gauss[(MaxNeighbors-1)*NumGaussians+NumGaussians-1]
+	// exp(−(9 − 8)²/0.2²) for the last centre of the padded edge.
+	last := g.gauss[NumGaussians+NumGaussians-1]
 	if want := math.Exp(-25); math.Abs(last-want) > 1e-14*want {
 		t.Errorf("padded slot's last Gaussian %v, want e^−25 = %v", last, want)
 	}

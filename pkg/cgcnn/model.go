@@ -257,9 +257,10 @@ type Workspace struct {
 	pq    []float64 // rows × 4A
 	v     []float64 // atoms × A
 	vNext []float64
-	z     []float64 // MaxNeighbors × 2A
-	zt    []float64 // MaxNeighbors × 2A, scratch of gateSum
+	z     []float64 // edges of an atom × 2A
+	zt    []float64 // edges of an atom × 2A, scratch of gateSum
 	acc   []float64 // A
+	tied  []float64 // A: the gated messages of a group of tied edges
 	h     []float64
 	h2    []float64
 }
@@ -281,9 +282,44 @@ func (m *Model) Predict(graphs []*Graph) ([]float64, error) {
 
 // Eval evaluates the model on one graph using the buffers of ws: the
 // de-normalised regression value, or the class-1 probability of a
-// classifier.
+// classifier. Neighbours tied at the cut count with the graph's weights
+// (the even split of TieTolerance's rule).
 func (m *Model) Eval(ws *Workspace, g *Graph) (float64, error) {
-	x, err := m.convolve(ws, g)
+	return m.eval(ws, g, g.weight)
+}
+
+// EvalTieChoice is Eval with the c-th alternative weights of the tied
+// neighbours, c < g.TieChoices(): the value under another admissible
+// filling of the slots at the cut (see TieTolerance).
+func (m *Model) EvalTieChoice(ws *Workspace, g *Graph, c int) (float64, error) {
+	if c < 0 || c >= len(g.alts) {
+		return 0, fmt.Errorf("cgcnn: tie choice %d of %d", c, len(g.alts))
+	}
+	return m.eval(ws, g, g.alts[c])
+}
+
+// EvalWithTieSpread returns Eval's value and the lowest and highest of it
+// and the values under every alternative of EvalTieChoice (lo = hi = y
+// when the graph has none).
+func (m *Model) EvalWithTieSpread(ws *Workspace, g *Graph) (y, lo, hi float64, err error) {
+	if y, err = m.Eval(ws, g); err != nil {
+		return 0, 0, 0, err
+	}
+	lo, hi = y, y
+	for c := range g.alts {
+		yc, err := m.eval(ws, g, g.alts[c])
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		lo, hi = min(lo, yc), max(hi, yc)
+	}
+	return y, lo, hi, nil
+}
+
+// eval is the forward pass with the weights w of the tied edges (the
+// others have g.weight's whatever w says).
+func (m *Model) eval(ws *Workspace, g *Graph, w []float64) (float64, error) {
+	x, err := m.convolve(ws, g, w)
 	if err != nil {
 		return 0, err
 	}
@@ -317,7 +353,7 @@ func (m *Model) Eval(ws *Workspace, g *Graph) (float64, error) {
 // softplus and the fully connected head), AtomFeaLen numbers written to
 // dst when it is large enough. Eval's value is the head applied to them.
 func (m *Model) CrystalFeatures(ws *Workspace, g *Graph, dst []float64) ([]float64, error) {
-	x, err := m.convolve(ws, g)
+	x, err := m.convolve(ws, g, g.weight)
 	if err != nil {
 		return nil, err
 	}
@@ -340,9 +376,10 @@ func meanPool(dst, x []float64, n int) {
 	}
 }
 
-// convolve runs the embedding and the convolutions on g and returns the
-// atom features, n × AtomFeaLen, in a buffer of ws.
-func (m *Model) convolve(ws *Workspace, g *Graph) ([]float64, error) {
+// convolve runs the embedding and the convolutions on g, the tied edges
+// weighted by w, and returns the atom features, n × AtomFeaLen, in a
+// buffer of ws.
+func (m *Model) convolve(ws *Workspace, g *Graph, w []float64) ([]float64, error) {
 	if g.n == 0 {
 		return nil, ErrNoSites
 	}
@@ -358,9 +395,10 @@ func (m *Model) convolve(ws *Workspace, g *Graph) ([]float64, error) {
 	ws.pq = grow(ws.pq, max(n, nk)*4*A)
 	ws.v = grow(ws.v, n*A)
 	ws.vNext = grow(ws.vNext, n*A)
-	ws.z = grow(ws.z, MaxNeighbors*2*A)
-	ws.zt = grow(ws.zt, MaxNeighbors*2*A)
+	ws.z = grow(ws.z, g.maxDeg*2*A)
+	ws.zt = grow(ws.zt, g.maxDeg*2*A)
 	ws.acc = grow(ws.acc, A)
+	ws.tied = grow(ws.tied, A)
 
 	// Embedding of each element present.
 	matmulBias(ws.emb, g.kindFea, m.embW, m.embB, nk, A, m.inLen)
@@ -379,8 +417,9 @@ func (m *Model) convolve(ws *Workspace, g *Graph) ([]float64, error) {
 				ri = int(rowOf[i])
 			}
 			self := pq[ri*4*A : ri*4*A+2*A]
-			for s := 0; s < MaxNeighbors; s++ {
-				e := i*MaxNeighbors + s
+			lo, split, hi := int(g.start[i]), int(g.split[i]), int(g.start[i+1])
+			for e := lo; e < hi; e++ {
+				s := e - lo
 				rj := int(g.nbr[e])
 				if rowOf != nil {
 					rj = int(rowOf[rj])
@@ -390,9 +429,33 @@ func (m *Model) convolve(ws *Workspace, g *Graph) ([]float64, error) {
 				edgeRow(ws.z[s*2*A:(s+1)*2*A], self, pq[rj*4*A+2*A:(rj+1)*4*A],
 					g.gauss[e*g.width:(e+1)*g.width], c.edgeW[k0*2*A:], 2*A, g.width)
 			}
+			// Σ w·message over the edges, by runs of equal weight (the
+			// edges before split weigh g.weight's, the others w's).
 			acc := ws.acc
 			clear(acc)
-			gateSum(acc, ws.z, ws.zt, A, MaxNeighbors)
+			for e := lo; e < hi; {
+				we := g.weight[e]
+				if e >= split {
+					we = w[e]
+				}
+				end := e + 1
+				for end < hi && end != split && (end < split && g.weight[end] == we || end > split && w[end] == we) {
+					end++
+				}
+				switch we {
+				case 0:
+				case 1:
+					gateSum(acc, ws.z[(e-lo)*2*A:], ws.zt, A, end-e)
+				default:
+					t := ws.tied
+					clear(t)
+					gateSum(t, ws.z[(e-lo)*2*A:], ws.zt, A, end-e)
+					for k, x := range t {
+						acc[k] += we * x
+					}
+				}
+				e = end
+			}
 			xi := x[ri*A : (ri+1)*A]
 			vi := ws.vNext[i*A : (i+1)*A]
 			for k := range acc {
@@ -403,6 +466,7 @@ func (m *Model) convolve(ws *Workspace, g *Graph) ([]float64, error) {
 		ws.v, ws.vNext = ws.vNext, ws.v
 		x, rows, rowOf = ws.v, n, nil
 	}
+
 	return x, nil
 }
 
@@ -426,7 +490,10 @@ type Cost struct {
 func (m *Model) Cost(g *Graph) Cost {
 	A, H := float64(m.AtomFeaLen), float64(m.HFeaLen)
 	n, nk := float64(g.n), float64(len(g.kinds))
-	edges := n * MaxNeighbors
+	edges := 0.0
+	if g.n > 0 {
+		edges = float64(g.start[g.n])
+	}
 	conv := float64(m.NConv)
 	head := A*H + float64(m.NH-1)*H*H + H*float64(m.out.nOut)
 	c := Cost{

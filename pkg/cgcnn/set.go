@@ -38,10 +38,20 @@ type worker struct {
 type Prediction struct {
 	// Values has one entry per model, in the order of Set.Models().
 	Values []float64
+	// Low and High, filled by PredictWithTieSpread, have one entry per
+	// model: the lowest and highest of Values and the values under the
+	// alternative fillings of the slots of tied neighbours
+	// (Model.EvalWithTieSpread). Both equal Values where the choice cannot
+	// change a prediction (TieChoices = 0).
+	Low, High []float64
 	// Padded is the number of neighbour slots CGCNN filled with padding
 	// because atoms have fewer than MaxNeighbors neighbours within Radius
 	// (Graph.Padded): the structure is sparser than the training data.
 	Padded int
+	// TiedAtoms is the number of atoms with neighbours tied at the cut
+	// (Graph.TiedAtoms), and TieChoices the number of alternative
+	// fillings of their slots (Graph.TieChoices).
+	TiedAtoms, TieChoices int
 	// Err, when not nil, says why the structure could not be evaluated
 	// (it wraps ErrInvalidStructure for a structure CGCNN cannot take);
 	// Values is then nil.
@@ -149,9 +159,23 @@ func yield() { runtime.Gosched() }
 // means 1. The values do not depend on the chunks: every structure is
 // evaluated alone, in the same arithmetic.
 func (s *Set) PredictParallel(ctx context.Context, structs []*crystal.Structure, workers int) ([]Prediction, error) {
+	return s.predict(ctx, structs, workers, false)
+}
+
+// PredictWithTieSpread is PredictParallel that also fills each
+// prediction's Low and High: where neighbours of different elements are
+// tied at the cut, every model is evaluated again under each alternative
+// filling of their slots (Graph.TieChoices times), the others cost
+// nothing more.
+func (s *Set) PredictWithTieSpread(ctx context.Context, structs []*crystal.Structure, workers int) ([]Prediction, error) {
+	return s.predict(ctx, structs, workers, true)
+}
+
+func (s *Set) predict(ctx context.Context, structs []*crystal.Structure, workers int, spread bool) ([]Prediction, error) {
 	workers = max(1, min(workers, len(structs)))
-	preds, values := s.newPredictions(len(structs))
+	preds, values := s.newPredictions(len(structs), spread)
 	chunk := max(1, min(chunkSize, (len(structs)+workers-1)/workers))
+	stride := len(values) / max(1, len(structs))
 	var next atomic.Int64
 	work := func() {
 		w := s.pool.Get().(*worker)
@@ -162,7 +186,7 @@ func (s *Set) PredictParallel(ctx context.Context, structs []*crystal.Structure,
 				return
 			}
 			hi := min(lo+chunk, len(structs))
-			s.predictChunk(ctx, w, structs[lo:hi], preds[lo:hi], values[lo*len(s.models):hi*len(s.models)])
+			s.predictChunk(ctx, w, structs[lo:hi], preds[lo:hi], values[lo*stride:hi*stride], spread)
 		}
 	}
 	if workers == 1 {
@@ -177,8 +201,15 @@ func (s *Set) PredictParallel(ctx context.Context, structs []*crystal.Structure,
 	return preds, ctx.Err()
 }
 
-func (s *Set) newPredictions(n int) ([]Prediction, []float64) {
-	return make([]Prediction, n), make([]float64, n*len(s.models))
+// newPredictions returns n predictions and the storage of their values:
+// per structure, Values (and with spread Low and High) of len(s.models)
+// each.
+func (s *Set) newPredictions(n int, spread bool) ([]Prediction, []float64) {
+	per := len(s.models)
+	if spread {
+		per *= 3
+	}
+	return make([]Prediction, n), make([]float64, n*per)
 }
 
 func fillErr(preds []Prediction, err error) {
@@ -189,9 +220,10 @@ func fillErr(preds []Prediction, err error) {
 
 // predictChunk featurises structs into w's graphs, then runs each model
 // on every structure featurised, filling preds (values is their storage,
-// len(s.models) a structure). When ctx is cancelled before the chunk is
-// done, every prediction of the chunk carries its error.
-func (s *Set) predictChunk(ctx context.Context, w *worker, structs []*crystal.Structure, preds []Prediction, values []float64) {
+// len(s.models) a structure, three times that with spread). When ctx is
+// cancelled before the chunk is done, every prediction of the chunk
+// carries its error.
+func (s *Set) predictChunk(ctx context.Context, w *worker, structs []*crystal.Structure, preds []Prediction, values []float64, spread bool) {
 	if err := ctx.Err(); err != nil {
 		fillErr(preds, err)
 		return
@@ -209,7 +241,15 @@ func (s *Set) predictChunk(ctx context.Context, w *worker, structs []*crystal.St
 			preds[i] = Prediction{Err: err}
 			continue
 		}
-		preds[i] = Prediction{Values: values[i*nm : (i+1)*nm], Padded: w.graphs[i].Padded()}
+		g := &w.graphs[i]
+		p := Prediction{Padded: g.Padded(), TiedAtoms: g.TiedAtoms(), TieChoices: g.TieChoices()}
+		if spread {
+			v := values[3*i*nm : 3*(i+1)*nm]
+			p.Values, p.Low, p.High = v[:nm], v[nm:2*nm], v[2*nm:]
+		} else {
+			p.Values = values[i*nm : (i+1)*nm]
+		}
+		preds[i] = p
 	}
 	for m, model := range s.models {
 		if err := ctx.Err(); err != nil {
@@ -220,12 +260,21 @@ func (s *Set) predictChunk(ctx context.Context, w *worker, structs []*crystal.St
 			if preds[i].Err != nil {
 				continue
 			}
-			y, err := model.Eval(&w.ws, &w.graphs[i])
+			var y, lo, hi float64
+			var err error
+			if spread {
+				y, lo, hi, err = model.EvalWithTieSpread(&w.ws, &w.graphs[i])
+			} else {
+				y, err = model.Eval(&w.ws, &w.graphs[i])
+			}
 			if err != nil {
 				preds[i] = Prediction{Err: fmt.Errorf("model %s: %w", model.Name, err)}
 				continue
 			}
 			preds[i].Values[m] = y
+			if spread {
+				preds[i].Low[m], preds[i].High[m] = lo, hi
+			}
 		}
 		yield()
 	}

@@ -288,3 +288,67 @@ func TestWorkspaceReuseDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per pass over %d structures, want 0", allocs, len(structs))
 	}
 }
+
+// TestPredictWithTieSpread: the values are PredictParallel's; Low and High
+// bracket them, equal them where no tie choice exists, and are the
+// extremes of the models' values over the graph's tie choices.
+func TestPredictWithTieSpread(t *testing.T) {
+	_, names := goldenSet(t)
+	set := loadTestSet(t)
+	structs := readGoldenCIFs(t, names)
+	plain, err := set.PredictParallel(t.Context(), structs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread, err := set.PredictWithTieSpread(t.Context(), structs, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFeaturizer(set.AtomFeatures())
+	var g Graph
+	var ws Workspace
+	withChoices := 0
+	for i, p := range spread {
+		if p.Err != nil || plain[i].Err != nil {
+			t.Fatalf("%s: %v, %v", names[i], p.Err, plain[i].Err)
+		}
+		if plain[i].Low != nil || plain[i].High != nil {
+			t.Errorf("%s: PredictParallel filled Low and High", names[i])
+		}
+		if err := f.Featurize(structs[i], &g); err != nil {
+			t.Fatal(err)
+		}
+		if p.TiedAtoms != g.TiedAtoms() || p.TieChoices != g.TieChoices() {
+			t.Errorf("%s: %d tied atoms, %d choices; the graph has %d, %d", names[i], p.TiedAtoms, p.TieChoices, g.TiedAtoms(), g.TieChoices())
+		}
+		if p.TieChoices > 0 {
+			withChoices++
+		}
+		for m, model := range set.Models() {
+			y := p.Values[m]
+			if y != plain[i].Values[m] {
+				t.Errorf("%s %s: %v with the spread, %v without", names[i], model.Name, y, plain[i].Values[m])
+			}
+			lo, hi := y, y
+			for c := range g.TieChoices() {
+				yc, err := model.EvalTieChoice(&ws, &g, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo, hi = min(lo, yc), max(hi, yc)
+			}
+			if p.Low[m] != lo || p.High[m] != hi || (p.TieChoices == 0 && (lo != y || hi != y)) {
+				t.Errorf("%s %s: spread [%v, %v], want [%v, %v]", names[i], model.Name, p.Low[m], p.High[m], lo, hi)
+			}
+		}
+	}
+	if withChoices < 2 {
+		t.Errorf("%d golden structures with tie choices, want the 2 perovskites at least", withChoices)
+	}
+	m := set.Models()[0]
+	for _, c := range []int{-1, g.TieChoices()} {
+		if _, err := m.EvalTieChoice(&ws, &g, c); err == nil {
+			t.Errorf("tie choice %d of %d: no error", c, g.TieChoices())
+		}
+	}
+}

@@ -68,7 +68,7 @@ func FuzzParseCIF(f *testing.F) {
 		var buf bytes.Buffer
 		if err := WriteCIF(&buf, s); err != nil {
 			if errors.Is(err, ErrBadLattice) {
-				return // a cell 8 decimals cannot describe, documented
+				return // a cell 16 decimals cannot describe, documented
 			}
 			t.Fatalf("WriteCIF: %v", err)
 		}

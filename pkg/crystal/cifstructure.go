@@ -98,7 +98,10 @@ type cifSite struct {
 //     Elements beyond Pu are ErrUnknownElement ("Cm1" is not carbon).
 //     Fractional coordinates within 1e-4 (relative) of 1/3 or 2/3 are set
 //     to them, as pymatgen does, so that four-digit values such as 0.6667
-//     expand cleanly under hexagonal operations.
+//     expand cleanly under hexagonal operations; unlike pymatgen, not
+//     those written with cifExactDecimals or more decimals (WriteCIF
+//     writes 16), which mean what they say: a structure written by WriteCIF
+//     reads back as it was, even with a coordinate of 0.33334.
 //   - Numbers may carry standard uncertainties ("5.62(1)").
 //   - Each site is expanded by the symmetry operations
 //     (_symmetry_equiv_pos_as_xyz or _space_group_symop_operation_xyz),
@@ -461,7 +464,10 @@ func (b *CIFBlock) cifSites() ([]cifSite, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: atom site %s: _atom_site_fract_%c: %w", ErrBadCIF, name, "xyz"[k], err)
 			}
-			f[k] = cifSnapThirds(x)
+			if cifDecimalPlaces(coords[k][r].text) < cifExactDecimals {
+				x = cifSnapThirds(x)
+			}
+			f[k] = x
 		}
 		if hasOccs && !occs[r].null() {
 			occ, err := parseCIFNumber(occs[r])
@@ -483,6 +489,27 @@ func (b *CIFBlock) cifSites() ([]cifSite, error) {
 		sites = append(sites, cifSite{label: name, el: el, frac: f})
 	}
 	return sites, nil
+}
+
+// cifExactDecimals is the number of decimals from which a fractional
+// coordinate is taken as written, never set to 1/3 or 2/3.
+const cifExactDecimals = 12
+
+// cifDecimalPlaces is the number of digits after the decimal point of a
+// number as written ("0.6667(3)" has 4).
+func cifDecimalPlaces(text string) int {
+	i := strings.IndexByte(text, '.')
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range text[i+1:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // cifSnapThirds sets coordinates within 1e-4 (relative) of 1/3 or 2/3 to

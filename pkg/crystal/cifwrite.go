@@ -13,16 +13,17 @@ import (
 const cifLineWidth = 70
 
 // WriteCIF writes s as a P1 CIF laid out as pymatgen's CifWriter writes one
-// (symprec=None): a data block named by the reduced formula; the cell
-// lengths, angles and volume with 8 decimals; space group 'P 1', number 1;
-// the structural (reduced) and sum formulas and Z; the single operation
-// 'x, y, z'; and the atom_site loop (type symbol, label, multiplicity 1,
-// fractional x, y, z with 8 decimals, occupancy 1) with sites in the order
-// of s and coordinates as stored. pymatgen, VESTA and ParseCIF read it back;
-// ParseCIF reproduces s to 5e-9 in each fractional coordinate (sites in
-// pymatgen's order, see CIFBlock.Structure). A cell that 8 decimals cannot
-// describe (an angle within 5e-9° of 180°, a length below 5e-9 Å) is an
-// error wrapping ErrBadLattice.
+// with significant_figures=16 (symprec=None): a data block named by the
+// reduced formula; the cell lengths, angles and volume with cifDecimals
+// decimals; space group 'P 1', number 1; the structural (reduced) and sum
+// formulas and Z; the single operation 'x, y, z'; and the atom_site loop
+// (type symbol, label, multiplicity 1, fractional x, y, z with cifDecimals
+// decimals, occupancy 1) with sites in the order of s and coordinates as
+// stored. pymatgen, VESTA and ParseCIF read it back; ParseCIF reproduces s
+// to 5e-17 in each fractional coordinate, so that a structure's
+// predictions can be reproduced from its CIF (sites in pymatgen's order,
+// see CIFBlock.Structure). A cell that cifDecimals decimals cannot
+// describe (a length below 5e-17 Å) is an error wrapping ErrBadLattice.
 func WriteCIF(w io.Writer, s *Structure) error {
 	if s == nil || s.NumSites() == 0 || len(s.Frac) != len(s.Species) || s.Volume() == 0 {
 		return fmt.Errorf("write CIF: %w: empty or unset structure", ErrBadStructure)
@@ -38,10 +39,10 @@ func WriteCIF(w io.Writer, s *Structure) error {
 	params := [6]float64{a, b, c, alpha, beta, gamma}
 	var written [6]float64
 	for i, p := range params {
-		written[i], _ = strconv.ParseFloat(cifFixed8(p), 64)
+		written[i], _ = strconv.ParseFloat(cifFixed(p), 64)
 	}
 	if _, err := LatticeFromParameters(written[0], written[1], written[2], written[3], written[4], written[5]); err != nil {
-		return fmt.Errorf("write CIF: cell %v cannot be written with 8 decimals: %w", params, err)
+		return fmt.Errorf("write CIF: cell %v cannot be written with %d decimals: %w", params, cifDecimals, err)
 	}
 
 	bw := bufio.NewWriter(w)
@@ -60,20 +61,30 @@ func WriteCIF(w io.Writer, s *Structure) error {
 	}
 	item("_symmetry_space_group_name_H-M", "P 1")
 	for i, tag := range []string{"_cell_length_a", "_cell_length_b", "_cell_length_c", "_cell_angle_alpha", "_cell_angle_beta", "_cell_angle_gamma"} {
-		item(tag, cifFixed8(params[i]))
+		item(tag, cifFixed(params[i]))
 	}
 	item("_symmetry_Int_Tables_number", "1")
 	item("_chemical_formula_structural", reduced)
 	item("_chemical_formula_sum", comp.Formula())
-	item("_cell_volume", cifFixed8(s.Volume()))
+	item("_cell_volume", cifFixed(s.Volume()))
 	item("_cell_formula_units_Z", strconv.Itoa(int(factor)))
 	bw.WriteString("loop_\n _symmetry_equiv_pos_site_id\n _symmetry_equiv_pos_as_xyz\n  1  'x, y, z'\n")
 	bw.WriteString("loop_\n _atom_site_type_symbol\n _atom_site_label\n _atom_site_symmetry_multiplicity\n" +
 		" _atom_site_fract_x\n _atom_site_fract_y\n _atom_site_fract_z\n _atom_site_occupancy\n")
 	for i, e := range s.Species {
 		f := s.Frac[i]
-		fmt.Fprintf(bw, "  %s  %s%d  1  %s  %s  %s  1\n", e.Symbol(), e.Symbol(), i,
-			cifFixed8(f[0]), cifFixed8(f[1]), cifFixed8(f[2]))
+		// A row goes on as many lines as pymatgen's CifBlock puts it: a
+		// value that would take the line to cifLineWidth starts the next.
+		line := 1 // the line's length, counting its newline as pymatgen does
+		for _, v := range []string{e.Symbol(), e.Symbol() + strconv.Itoa(i), "1", cifFixed(f[0]), cifFixed(f[1]), cifFixed(f[2]), "1"} {
+			if line > 1 && line+len(v)+2 >= cifLineWidth {
+				bw.WriteString("\n")
+				line = 1
+			}
+			bw.WriteString("  " + v)
+			line += len(v) + 2
+		}
+		bw.WriteString("\n")
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write CIF: %w", err)
@@ -81,11 +92,18 @@ func WriteCIF(w io.Writer, s *Structure) error {
 	return nil
 }
 
-// cifFixed8 formats x with 8 decimals, without a sign on zero.
-func cifFixed8(x float64) string {
-	s := strconv.FormatFloat(x, 'f', 8, 64)
-	if s == "-0.00000000" {
-		return "0.00000000"
+// cifDecimals is the number of decimals WriteCIF writes (pymatgen's
+// default is 8). Coordinates with 8 decimals are 5e-9 off, up to 1e-7 Å
+// in a large cell, which moves CGCNN's predictions by up to 1e-4 and
+// decides ties (cgcnn.TieTolerance); 16 decimals put every number within
+// 5e-17 of the stored one, below a float64's own precision in most cases.
+const cifDecimals = 16
+
+// cifFixed formats x with cifDecimals decimals, without a sign on zero.
+func cifFixed(x float64) string {
+	s := strconv.FormatFloat(x, 'f', cifDecimals, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return s[strings.IndexByte(s, '0'):]
 	}
 	return s
 }

@@ -70,12 +70,12 @@ func WriteSymmetrizedCIF(w io.Writer, s *Structure, opt spacegroup.Options) erro
 	item("_symmetry_space_group_name_H-M", strings.ReplaceAll(ds.Setting.HM, "_", ""))
 	item("_space_group_name_Hall", ds.Hall)
 	for i, tag := range []string{"_cell_length_a", "_cell_length_b", "_cell_length_c", "_cell_angle_alpha", "_cell_angle_beta", "_cell_angle_gamma"} {
-		item(tag, cifFixed8(params[i]))
+		item(tag, cifFixed(params[i]))
 	}
 	item("_symmetry_Int_Tables_number", strconv.Itoa(ds.Number))
 	item("_chemical_formula_structural", reduced)
 	item("_chemical_formula_sum", comp.Formula())
-	item("_cell_volume", cifFixed8(stdLat.Volume()))
+	item("_cell_volume", cifFixed(stdLat.Volume()))
 	item("_cell_formula_units_Z", strconv.Itoa(int(factor)))
 	bw.WriteString("loop_\n _symmetry_equiv_pos_site_id\n _symmetry_equiv_pos_as_xyz\n")
 	for i, o := range ds.Setting.Ops() {
@@ -86,7 +86,7 @@ func WriteSymmetrizedCIF(w io.Writer, s *Structure, opt spacegroup.Options) erro
 	for i, a := range asym {
 		e := Element(a.Type)
 		fmt.Fprintf(bw, "  %s  %s%d  %d  %s  %s  %s  1\n", e.Symbol(), e.Symbol(), i, a.Multiplicity,
-			cifFixed8(a.Frac[0]), cifFixed8(a.Frac[1]), cifFixed8(a.Frac[2]))
+			cifFixed(a.Frac[0]), cifFixed(a.Frac[1]), cifFixed(a.Frac[2]))
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write CIF: %w", err)

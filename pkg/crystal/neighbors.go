@@ -111,6 +111,12 @@ type NeighborFinder struct {
 	// Ties chooses among neighbours equidistant with the k-th of a
 	// k-nearest search (default TiesByIndex).
 	Ties TieOrder
+	// Margin (Å), when positive, makes a k-nearest search keep, past the
+	// k-th, every neighbour within cutoff that is farther than the k-th by
+	// at most Margin: the neighbours tied or nearly tied with the k-th,
+	// for a caller that weighs them itself (they come sorted like the
+	// rest). It must be finite; TiesAsPymatgen ignores it and keeps k.
+	Margin float64
 
 	cart    []Vec3
 	binOf   []int32
@@ -136,10 +142,14 @@ const maxBinsPerAxis = 64
 const maxImagesPerAxis = 200
 
 // Find fills dst with the neighbours of every site of s within cutoff; with
-// k > 0 only the k nearest of each site are kept.
+// k > 0 only the k nearest of each site are kept (with Margin, also those
+// within Margin of the k-th).
 func (f *NeighborFinder) Find(s *Structure, cutoff float64, k int, dst *NeighborList) error {
 	if !(cutoff > 0) || math.IsInf(cutoff, 0) {
 		return fmt.Errorf("%w: %v Å", ErrBadCutoff, cutoff)
+	}
+	if !(f.Margin >= 0) || math.IsInf(f.Margin, 0) {
+		return fmt.Errorf("%w: margin %v Å", ErrBadCutoff, f.Margin)
 	}
 	n := len(s.Species)
 	if n == 0 || len(s.Frac) != n {
@@ -227,11 +237,16 @@ func (f *NeighborFinder) Find(s *Structure, cutoff float64, k int, dst *Neighbor
 	dst.nbrs = dst.nbrs[:0]
 	m := lat.Matrix()
 	cut2 := cutoff * cutoff
-	// With TiesAsPymatgen the k-nearest search keeps, past the k-th, the
-	// neighbours within tieWindow of it, for rankTies to choose from.
+	// A k-nearest search keeps, past the k-th, the neighbours within
+	// window of it: Margin's, or with TiesAsPymatgen tieWindow's, for
+	// rankTies to choose from.
 	window := 0.0
-	if k > 0 && f.Ties == TiesAsPymatgen {
+	pymatgen := k > 0 && f.Ties == TiesAsPymatgen
+	switch {
+	case pymatgen:
 		window = tieWindow
+	case k > 0:
+		window = f.Margin
 	}
 	framed := false
 	for i := 0; i < n; i++ {
@@ -283,7 +298,7 @@ func (f *NeighborFinder) Find(s *Structure, cutoff float64, k int, dst *Neighbor
 		if k <= 0 {
 			slices.SortFunc(f.cand, compareNeighbors)
 		}
-		if len(f.cand) > k && window > 0 {
+		if len(f.cand) > k && pymatgen {
 			if !framed {
 				f.pmg.init(s, cutoff)
 				framed = true

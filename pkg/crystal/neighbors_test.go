@@ -1,6 +1,7 @@
 package crystal
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -150,6 +151,72 @@ func TestNeighborsRockSalt(t *testing.T) {
 			if s.Species[n.Index] == s.Species[i] {
 				t.Errorf("site %d: nearest neighbour of the same species", i)
 			}
+		}
+	}
+}
+
+// TestNeighborsMargin checks that a k-nearest search with a margin keeps
+// exactly the neighbours within the margin of the k-th distance: the whole
+// shell the k-th belongs to in high-symmetry cells, the brute force's list
+// up to that distance in random ones.
+func TestNeighborsMargin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sc, err := LatticeFromParameters(3, 3, 3, 90, 90, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cubic, err := NewStructure(sc, []Element{MustElement("Po")}, []Vec3{{0.1, 0.2, 0.3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		s      *Structure
+		k      int
+		margin float64
+		cutoff float64
+	}{
+		// Simple cubic: 6 at a, 12 at a√2, 8 at a√3.
+		{"simple cubic, cut in the second shell", cubic, 8, 1e-6, 8},
+		{"simple cubic, cut at a shell's end", cubic, 18, 1e-6, 8},
+		{"simple cubic, margin reaching the next shell", cubic, 18, 1.2, 8},
+		{"simple cubic, cutoff inside the margin", cubic, 8, 1e-6, 4.242640687},
+		{"random triclinic", randomStructure(t, rng, 5, 3.1, 4.2, 3.7, 70, 100, 115), 12, 0.05, 8},
+		{"random, no margin", randomStructure(t, rng, 7, 5, 6, 7, 80, 95, 100), 12, 0, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := bruteNeighbors(tc.s, tc.cutoff)
+			f := NeighborFinder{Margin: tc.margin}
+			var nl NeighborList
+			if err := f.Find(tc.s, tc.cutoff, tc.k, &nl); err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.s.Species {
+				w := want[i]
+				n := len(w)
+				if n > tc.k {
+					n = tc.k
+					for n < len(w) && w[n].Distance <= w[tc.k-1].Distance+tc.margin {
+						n++
+					}
+				}
+				got := nl.Of(i)
+				if len(got) != n {
+					t.Fatalf("site %d: %d neighbours, want %d (k = %d, margin %g Å)", i, len(got), n, tc.k, tc.margin)
+				}
+				for j := range got {
+					if math.Abs(got[j].Distance-w[j].Distance) > 1e-9 || (j > 0 && compareNeighbors(got[j-1], got[j]) > 0) {
+						t.Fatalf("site %d neighbour %d: %+v, brute force %+v (or out of order)", i, j, got[j], w[j])
+					}
+				}
+			}
+		})
+	}
+	for _, m := range []float64{-1e-6, math.NaN(), math.Inf(1)} {
+		f := NeighborFinder{Margin: m}
+		var nl NeighborList
+		if err := f.Find(cubic, 8, 12, &nl); !errors.Is(err, ErrBadCutoff) {
+			t.Errorf("margin %v: error %v, want ErrBadCutoff", m, err)
 		}
 	}
 }

@@ -448,16 +448,17 @@ func scanXYZWord(line string, i int, isKey bool) (string, int, error) {
 // WriteXYZ writes s as one frame of extended XYZ: the number of atoms; a
 // comment line with Lattice (rows a, b, c), Properties=species:S:1:pos:R:3,
 // pbc="T T T" and, when title is not empty, title="…"; then each site's
-// element and Cartesian position (Å), numbers with 10 decimals (lattice
-// components below 1e-4 Å in size with an exponent, so that no vector
+// element and Cartesian position (Å), numbers with 16 decimals, so that
+// the structure's predictions can be reproduced from the file (lattice
+// components below 1e-6 Å in size with an exponent, so that no vector
 // rounds away; a cell whose written vectors are coplanar is an error
-// wrapping ErrBadLattice). Sites keep the order of s. Frames written one after another make a trajectory that
-// ParseXYZFrames and ASE read.
+// wrapping ErrBadLattice). Sites keep the order of s. Frames written one
+// after another make a trajectory that ParseXYZFrames and ASE read.
 func WriteXYZ(w io.Writer, s *Structure, title string) error {
 	if err := checkWritable(s); err != nil {
 		return fmt.Errorf("write XYZ: %w", err)
 	}
-	rows, err := writtenLattice(s.Lattice, fixed10, 1e-4)
+	rows, err := writtenLattice(s.Lattice, xyzFixed, 1e-6)
 	if err != nil {
 		return fmt.Errorf("write XYZ: %w", err)
 	}
@@ -473,7 +474,7 @@ func WriteXYZ(w io.Writer, s *Structure, title string) error {
 	bw.WriteString("\n")
 	for i, e := range s.Species {
 		c := s.Cartesian(i)
-		fmt.Fprintf(bw, "%-2s %16s %16s %16s\n", e.Symbol(), fixed10(c[0]), fixed10(c[1]), fixed10(c[2]))
+		fmt.Fprintf(bw, "%-2s %22s %22s %22s\n", e.Symbol(), xyzFixed(c[0]), xyzFixed(c[1]), xyzFixed(c[2]))
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write XYZ: %w", err)
@@ -481,9 +482,9 @@ func WriteXYZ(w io.Writer, s *Structure, title string) error {
 	return nil
 }
 
-// fixed10 formats x with 10 decimals, without a sign on zero.
-func fixed10(x float64) string {
-	s := strconv.FormatFloat(x, 'f', 10, 64)
+// xyzFixed formats x with 16 decimals, without a sign on zero.
+func xyzFixed(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 16, 64)
 	if strings.Trim(s, "-0.") == "" {
 		return s[strings.IndexByte(s, '0'):]
 	}

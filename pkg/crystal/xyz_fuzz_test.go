@@ -11,7 +11,7 @@ import (
 // FuzzParseXYZ feeds arbitrary bytes to the extended XYZ reader: it must
 // never panic, must fail with one of its documented errors, and whatever it
 // accepts must be a valid structure that WriteXYZ writes and ParseXYZ reads
-// back with the same species, cell and positions (to the 10 decimals
+// back with the same species, cell and positions (to the 16 decimals
 // written). Seeds: the test XYZ files, broken variants of them, and the
 // corpus under testdata/fuzz/FuzzParseXYZ.
 func FuzzParseXYZ(f *testing.F) {

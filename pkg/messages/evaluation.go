@@ -15,6 +15,10 @@ type PropertyValue struct {
 	// Uncertainty is the surrogate's published test MAE, in Unit; 0 for
 	// exact sources.
 	Uncertainty float64 `json:"uncertainty,omitempty"`
+	// TieSpread is the uncertainty a surrogate value has on top of
+	// Uncertainty because neighbours of different elements tie at CGCNN's
+	// twelfth-neighbour cut (oracle.Value.TieSpread), in Unit.
+	TieSpread float64 `json:"tie_spread,omitempty"`
 	// Surrogate is the surrogate's value where a reference value won.
 	Surrogate *float64 `json:"surrogate,omitempty"`
 }

@@ -20,7 +20,13 @@
 //     Xie & Grossman, PRL 120, 145301 (2018)) for every predicted structure,
 //     the checkpoints sharing one featurisation per structure; each value
 //     carries the checkpoint's published test MAE as its uncertainty (see
-//     Surrogates). Then the exact lookup (pkg/reference): when the reduced
+//     Surrogates). Neighbours tied at CGCNN's twelfth-neighbour cut are
+//     weighed by a rule of the distances alone (cgcnn.TieTolerance), so
+//     that every value is the same, to 1e-9, however the structure is
+//     rotated, translated, ordered or written to a file and read back;
+//     where the choice among tied neighbours of different elements could
+//     change a prediction, its spread is reported as added uncertainty
+//     (Value.TieSpread). Then the exact lookup (pkg/reference): when the reduced
 //     formula is in the reference tables the candidate is Known (LLEMA
 //     §4.2, memorisation) and the reference value wins, with the losing
 //     surrogate value reported alongside (Value.Surrogate). The dielectric

@@ -116,6 +116,10 @@ type Stability struct {
 	// and FormationEnergySource where it came from.
 	FormationEnergy       float64 `json:"formation_energy_per_atom"`
 	FormationEnergySource Source  `json:"formation_energy_source"`
+	// TieSpread is the formation energy's (Value.TieSpread), which
+	// EAboveHull inherits: the hull energy at the composition does not
+	// depend on it.
+	TieSpread float64 `json:"tie_spread,omitempty"`
 	// System is the chemical system, "Cl-Na".
 	System string `json:"system"`
 	// ReferenceEAboveHull is the Materials Project's own energy above hull
@@ -151,7 +155,7 @@ func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error)
 	}
 	preds := make([]cgcnn.Prediction, len(reqs))
 	if o.set != nil && len(structs) > 0 {
-		out, err := o.set.PredictParallel(ctx, structs, o.opts.Workers)
+		out, err := o.set.PredictWithTieSpread(ctx, structs, o.opts.Workers)
 		if err != nil {
 			return nil, fmt.Errorf("oracle: %w", err)
 		}
@@ -274,7 +278,8 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 					Detail: fmt.Sprintf("%s predicted %v for %s", s.Checkpoint, v, s.Property)})
 				continue
 			}
-			res.Properties[s.Property] = Value{Value: v, Unit: task.UnitOf(s.Property), Source: SourceCGCNN, Uncertainty: s.Uncertainty(v)}
+			res.Properties[s.Property] = Value{Value: v, Unit: task.UnitOf(s.Property), Source: SourceCGCNN, Uncertainty: s.Uncertainty(v),
+				TieSpread: s.TieSpread(v, pred.Low[k], pred.High[k])}
 		}
 	}
 	if !o.opts.SurrogateOnly {
@@ -335,7 +340,7 @@ func (o *Oracle) stability(comp crystal.Composition, formula string, props map[s
 	st := &Stability{
 		EAboveHull: r.EAboveHull, HullEnergy: r.HullEnergy,
 		Decomposition:   make(map[string]float64, len(r.Decomposition)),
-		FormationEnergy: fe.Value, FormationEnergySource: fe.Source,
+		FormationEnergy: fe.Value, FormationEnergySource: fe.Source, TieSpread: fe.TieSpread,
 		System: comp.ChemicalSystem(),
 	}
 	for _, ph := range r.Decomposition {

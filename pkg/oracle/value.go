@@ -20,7 +20,7 @@ const (
 )
 
 // Value is one property of a candidate. Its JSON form is that of
-// messages.PropertyValue.
+// messages.PropertyValue, plus tie_spread.
 type Value struct {
 	Value float64 `json:"value"`
 	// Unit is the property's canonical unit (task registry); "" when
@@ -31,6 +31,14 @@ type Value struct {
 	// Surrogate.Uncertainty); 0 for exact sources and for the metal
 	// classifier.
 	Uncertainty float64 `json:"uncertainty,omitempty"`
+	// TieSpread, for a surrogate value, is the uncertainty the structure's
+	// ties add (in Unit): where neighbours of different elements are tied
+	// at CGCNN's twelfth-neighbour cut, Value is the average over them
+	// (cgcnn.TieTolerance), and TieSpread the largest difference between
+	// Value and the prediction under another filling of the tied slots
+	// (cgcnn.Prediction.Low and High). It adds to Uncertainty; 0 where
+	// the choice cannot change the prediction.
+	TieSpread float64 `json:"tie_spread,omitempty"`
 	// Surrogate is the CGCNN value where a reference value won.
 	Surrogate *float64 `json:"surrogate,omitempty"`
 }
@@ -58,6 +66,13 @@ func (s Surrogate) Value(y float64) float64 {
 		return math.Pow(10, y)
 	}
 	return y
+}
+
+// TieSpread is the largest of |Value(lo) − v| and |Value(hi) − v|: the
+// spread of model outputs lo … hi around the value v in the property's
+// unit.
+func (s Surrogate) TieSpread(v, lo, hi float64) float64 {
+	return max(math.Abs(s.Value(lo)-v), math.Abs(s.Value(hi)-v))
 }
 
 // Uncertainty is the MAE expressed in the property's unit at value v. For
