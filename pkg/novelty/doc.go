@@ -34,4 +34,23 @@
 // A new polymorph is new with respect to the structures held: the MP
 // tables list more polymorphs than the CIF sets hold (TiO2: 39 entries, 5
 // structures), and Verdict.TableEntries says how many.
+//
+// # Ordered mixtures of known phases
+//
+// OrderedMixture applies the rule of the hull: a candidate with E_hull > 0
+// whose composition lies inside the hull facet spanned by its isovalent
+// end members is a mixture of those known phases, not a discovery.
+// Isovalent end members come from the candidate's oxidation states: the
+// elements of one charge form a swap set (Na⁺ and Li⁺ in NaLiF2), and an
+// end member puts one element of each set on all of the set's sites (NaF,
+// LiF). The facet is the hull's decomposition of the candidate's
+// composition: it must consist of end members only, at least two. So
+// NaLiF2, KLiCl2, CaMgO2, BaCaF4 and KRbF2 above the Materials Project
+// hull are mixtures (of NaF + LiF, KCl + LiCl, CaO + MgO, BaF2 + CaF2,
+// KF + RbF); BaTiO3 and MgAl2O4 are not (no two cations share a charge),
+// nor is a candidate at the composition of a known ternary (the facet is
+// the ternary itself). The Shannon radius ratio of each swap set is
+// reported; by default it does not limit the swaps, since the mixtures
+// the rule is for include immiscible pairs such as K⁺/Li⁺ (a ratio of
+// 1.82), and MixtureOptions.MaxRadiusRatio restricts them when wanted.
 package novelty
