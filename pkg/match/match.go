@@ -21,6 +21,11 @@ const (
 	DefaultPrimitiveTol = 0.25
 )
 
+// maxLatticePoints bounds the lattice vectors enumerated for the
+// mappings; a Niggli-reduced cell needs far fewer unless its lengths
+// differ by orders of magnitude.
+const maxLatticePoints = 1 << 22
+
 // forbidden is the assignment cost of a pair that may not be matched:
 // finite, so the Hungarian method's arithmetic stays finite, and far above
 // any squared distance in a cell.
@@ -141,7 +146,9 @@ func MatchReduced(a, b *Reduced, opt Options) (Result, error) {
 		}
 	}
 	m := matcher{a: a, b: b, opt: opt, la: la, lb: lb, best: none}
-	m.search()
+	if err := m.search(); err != nil {
+		return Result{}, err
+	}
 	m.best.Match = m.best.Max < opt.STol
 	return m.best, nil
 }
@@ -172,6 +179,7 @@ type matcher struct {
 	fa    []vec3 // a's sites in the mapped basis
 	shift []vec3 // b's sites translated
 	cost  []float64
+	pairs []vec3 // shortest vector of each pair of one element
 	vecs  []vec3
 	idx   []int
 	ok    []bool
@@ -187,7 +195,7 @@ type latticePoint struct {
 
 // search enumerates the lattice mappings of a onto b and, for each, the
 // translations and site assignments (see the package doc).
-func (m *matcher) search() {
+func (m *matcher) search() error {
 	lengths := vec3{norm(m.lb[0]), norm(m.lb[1]), norm(m.lb[2])}
 	pb := parameters(m.lb)
 	ltol, atol := m.opt.LTol, m.opt.AngleTol
@@ -195,8 +203,13 @@ func (m *matcher) search() {
 	var cands [3][]latticePoint
 	sp := planeSpacings(m.la)
 	var bound [3]int
+	points := 1.0
 	for k := range bound {
 		bound[k] = int(math.Floor(rmax/sp[k])) + 1
+		points *= float64(2*bound[k] + 1)
+	}
+	if points > maxLatticePoints {
+		return fmt.Errorf("%w: cells too unlike in shape to map (%.3g lattice vectors to try)", ErrBadStructure, points)
 	}
 	for i := -bound[0]; i <= bound[0]; i++ {
 		for j := -bound[1]; j <= bound[1]; j++ {
@@ -235,11 +248,12 @@ func (m *matcher) search() {
 				m.best.Mappings++
 				m.tryMapping(s)
 				if m.best.Max < 1e-8 && m.best.RMS < 1e-8 {
-					return // identical: nothing can do better
+					return nil // identical: nothing can do better
 				}
 			}
 		}
 	}
+	return nil
 }
 
 // tryMapping compares b with a expressed in the basis s·la (rows of s are
@@ -341,7 +355,8 @@ func (m *matcher) assign(red, tinv mat3, rtol vec3, unit float64) {
 		m.cost = resize(m.cost, k*k)
 		m.idx = resize(m.idx, k)
 		m.ok = resize(m.ok, k*k)
-		vecs := make([]vec3, k*k)
+		m.pairs = resize(m.pairs, k*k)
+		vecs := m.pairs
 		for i := 0; i < k; i++ {
 			fb := rowTimes(m.shift[ru.start+i], tinv)
 			for j := 0; j < k; j++ {
