@@ -3,6 +3,7 @@ package match
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,23 +15,20 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
-// dataDir is CRUCIBLE_DATA, or "" when unset (tests needing the data skip).
+// dataDir is the data folder (testbed.FindDataDir), or "" when there is
+// none (tests needing the data skip).
 func dataDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("CRUCIBLE_DATA")
-	if dir == "" {
-		return ""
+	if dir, ok := testbed.FindDataDir(); ok {
+		return dir
 	}
-	if _, err := os.Stat(dir); err != nil {
-		return ""
-	}
-	return dir
+	return ""
 }
 
 // mpSets reads the CIFs of the two MP sets, keyed "diel:mp-…" and
 // "piezo:mp-…", once per test binary.
 var mpSets = sync.OnceValues(func() (map[string]string, error) {
-	dir := os.Getenv("CRUCIBLE_DATA")
+	dir, _ := testbed.FindDataDir()
 	out := map[string]string{}
 	for _, set := range []struct{ prefix, file string }{
 		{"diel", "mp_dielectric_petousis2017.csv"},

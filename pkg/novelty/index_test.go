@@ -2,6 +2,7 @@ package novelty
 
 import (
 	"errors"
+	"github.com/crucible-sci/crucible/internal/testbed"
 	"io/fs"
 	"math"
 	"os"
@@ -15,17 +16,10 @@ import (
 	"github.com/crucible-sci/crucible/pkg/reference"
 )
 
-// dataRoot is CRUCIBLE_DATA; tests that need it skip when it is unset.
+// dataRoot is the data folder; tests that need it skip when there is none.
 func dataRoot(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("CRUCIBLE_DATA")
-	if dir == "" {
-		t.Skip("CRUCIBLE_DATA not set: skipping a test that needs the reference data")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "data")); err != nil {
-		t.Skipf("CRUCIBLE_DATA=%s: %v", dir, err)
-	}
-	return dir
+	return testbed.DataDir(t)
 }
 
 var refDB = sync.OnceValues(func() (*reference.DB, error) {
