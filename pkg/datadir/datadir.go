@@ -4,8 +4,10 @@
 //
 // A data directory is laid out as
 //
-//	data/*.csv            reference tables (Materials Project via Matbench and CrabNet)
+//	data/*.csv            reference tables (Materials Project via Matbench and CrabNet, matminer, ESTM)
+//	data/*.yaml, *.json.gz MP energy corrections and elemental reference energies
 //	models/cgcnn/         CGCNN checkpoints (*.pth.tar) and atom_init.json
+//	models/m3gnet/        the M3GNet potential (state.pt, model.json)
 //
 // It is named by CRUCIBLE_DATA, and defaults to crucible/ in the user's
 // cache folder (~/.cache/crucible on Linux).

@@ -18,9 +18,13 @@ type File struct {
 	// their header line.
 	Parts []string
 	// Required marks the files the oracle loads; the others (an extra
-	// checkpoint, tables Crucible does not read) are fetched too but may be
-	// absent.
+	// checkpoint, the interatomic potential, tables only some commands
+	// read) are fetched too but may be absent.
 	Required bool
+	// Derived, set for a file without a byte-exact public copy, says how it
+	// was made from its public source (columns selected, a spreadsheet
+	// converted). Such a file comes only from a mirror of a data directory.
+	Derived string
 }
 
 // GitHubRaw is the host of every public source; PullOptions.BaseURL
@@ -33,9 +37,13 @@ const GitHubRaw = "https://raw.githubusercontent.com"
 // 4.0), LLEMA's task list (scientific-discovery/LLEMA, MIT) and the CGCNN
 // checkpoints (txie-93/cgcnn, MIT).
 const (
-	crabnet = GitHubRaw + "/anthony-wang/CrabNet/master/data/"
-	cgcnn   = GitHubRaw + "/txie-93/cgcnn/master/"
-	llema   = GitHubRaw + "/scientific-discovery/LLEMA/main/src/"
+	crabnet  = GitHubRaw + "/anthony-wang/CrabNet/master/data/"
+	cgcnn    = GitHubRaw + "/txie-93/cgcnn/master/"
+	llema    = GitHubRaw + "/scientific-discovery/LLEMA/main/src/"
+	pymatgen = GitHubRaw + "/materialsproject/pymatgen/v2022.11.7/pymatgen/entries/"
+	mbd      = GitHubRaw + "/janosh/matbench-discovery/2c7f9fc4/data/mp/"
+	matgl    = GitHubRaw + "/materialsvirtuallab/matgl/e9cde2291acd0b4c4a342428e7dd5e4d596b7bf9/pretrained_models/M3GNet-MP-2021.2.8-PES/"
+	matminer = "hackingmaterials/matminer@c24f193 matminer/datasets/"
 )
 
 // splits are the parts of a CrabNet benchmark table.
@@ -69,6 +77,18 @@ var manifest = []File{
 		Parts: []string{crabnet + "matbench/expt_gap.csv"}},
 	{Path: "data/llema_tasks.csv", Size: 2594, SHA256: "ede3b32dd8f18c707d5d30a747ee0f4492b8e293bf2a22fdfc965b0b05d4bbc4",
 		Parts: []string{llema + "all_tasks.csv"}},
+	{Path: "data/mp_elemental_reference_entries.json.gz", Size: 6350, SHA256: "9fd6ef848a91c88840a0d1709b5856d0edb4af22095237e59db52f2acd6bbf79",
+		Parts: []string{mbd + "2023-02-07-mp-elemental-reference-entries.json.gz"}},
+	{Path: "data/MP2020Compatibility.yaml", Size: 1555, SHA256: "90a5af2132c8eb85be1da4d89c2a78b58e045528bcba1189fa5ec356fb8e6d9a",
+		Parts: []string{pymatgen + "MP2020Compatibility.yaml"}},
+	{Path: "data/MPCompatibility.yaml", Size: 2206, SHA256: "76c87cc94820b3fc008ecf6c711e86e54f2157806b4548e7193db8c081df61eb",
+		Parts: []string{pymatgen + "MPCompatibility.yaml"}},
+	{Path: "data/mp_dielectric_petousis2017.csv", Size: 2112384, SHA256: "2eb7f7c7d18460bcf2abd2a5a237d3f62105df13b2e5972a6dc49d471f69219b",
+		Derived: "columns of " + matminer + "dielectric_constant.csv, selected and renamed"},
+	{Path: "data/mp_piezo_dejong2015.csv", Size: 1129841, SHA256: "b7386ab80aef2a78d3914f3798756c3440f75b76d8ec22a6a0f4a5219f71ca50",
+		Derived: "columns of " + matminer + "piezo.csv, selected and renamed"},
+	{Path: "data/expt_thermoelectric_estm.csv", Size: 662319, SHA256: "94ea883cf47b9ea4cda557d75434dd2389858b25cdb5bc3e6b746487ff23d256",
+		Derived: "first sheet of KRICT-DATA/SIMD@72d597c dataset/estm.xlsx as CSV"},
 
 	{Path: "models/cgcnn/atom_init.json", Size: 28392, SHA256: "cb90bd2257dbf8cfc4e6b2b6d4348d4616e8e9680f1339b1461137032e0f1894",
 		Parts: []string{cgcnn + "data/sample-regression/atom_init.json"}, Required: true},
@@ -88,6 +108,11 @@ var manifest = []File{
 		Parts: []string{cgcnn + "pre-trained/semi-metal-classification.pth.tar"}, Required: true},
 	{Path: "models/cgcnn/final-energy-per-atom.pth.tar", Size: 791191, SHA256: "1afe9260a0b7bd01d2a0a752fbac12be5badea6a56e57aeea5877ae8f9a32c57",
 		Parts: []string{cgcnn + "pre-trained/final-energy-per-atom.pth.tar"}},
+
+	{Path: "models/m3gnet/M3GNet-MP-2021.2.8-PES/model.json", Size: 5211, SHA256: "05e7db8676ceb37eb07848aff49c556b188699e1035f3df0cbbf1a2c4959148f",
+		Parts: []string{matgl + "model.json"}},
+	{Path: "models/m3gnet/M3GNet-MP-2021.2.8-PES/state.pt", Size: 1228529, SHA256: "a9aa723705bd1a242ec8749332f137811c4a94e17995a564f8f94a9aca68061b",
+		Parts: []string{matgl + "state.pt"}},
 }
 
 // Files returns every file of a data directory, tables first.

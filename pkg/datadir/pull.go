@@ -63,6 +63,10 @@ type Event struct {
 	Err       error
 }
 
+// ErrNoPublicCopy is matched (errors.Is) by the failure of a derived file
+// (File.Derived) pulled without a mirror.
+var ErrNoPublicCopy = errors.New("no byte-exact public copy")
+
 // FileError is the failure of one file in a pull.
 type FileError struct {
 	Path string
@@ -113,6 +117,12 @@ func Pull(ctx context.Context, dir string, opt PullOptions) error {
 		st := checkFile(dir, f)
 		if st.State == OK {
 			emit(Event{Kind: EventSkip, File: f, Bytes: st.Size})
+			continue
+		}
+		if f.Derived != "" && opt.Mirror == "" {
+			err := &FileError{Path: f.Path, Err: fmt.Errorf("%w: %s; pull it with --mirror from a data directory that has it", ErrNoPublicCopy, f.Derived)}
+			emit(Event{Kind: EventFail, File: f, Err: err})
+			errs = append(errs, err)
 			continue
 		}
 		emit(Event{Kind: EventStart, File: f, Replacing: st.State != Missing})
