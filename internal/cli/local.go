@@ -112,9 +112,10 @@ campaign, shows its progress and writes its results to DIR:
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator llm: every prompt sent and its answer
-  summary.json           evaluated, hits, stable, discoveries, hit_rate,
-                         stability_rate, memorization_rate,
-                         unique_compositions, pareto_front, wall_seconds, …
+  summary.json           LLEMA's rates over generated and over evaluated
+                         candidates, MADE's n_stable, audc, sde and
+                         learning_slope, the Pareto front, counters, …
+                         (every field: docs/summary.md)
 
 With --generator llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the

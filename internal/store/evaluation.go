@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
-// HitDoc keeps what the summary's Pareto front needs of a hit.
+// HitDoc keeps what the summary's Pareto front needs of a hit: its raw
+// property values (the front's coordinates), whether it is novel (the
+// front holds novel hits only), its margins and score.
 type HitDoc struct {
-	Formula string             `json:"formula"`
-	Margins map[string]float64 `json:"margins"`
-	Score   float64            `json:"score"`
+	Formula    string             `json:"formula"`
+	Values     map[string]float64 `json:"values,omitempty"`
+	Novel      bool               `json:"novel,omitempty"`
+	EAboveHull *float64           `json:"e_above_hull,omitempty"`
+	Margins    map[string]float64 `json:"margins"`
+	Score      float64            `json:"score"`
 }
 
 // EvaluationRecord is one evaluation as the reflector records it.

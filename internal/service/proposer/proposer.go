@@ -291,6 +291,10 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		return err
 	}
 	checker := newChecker(spec, in.Directives, counts, s.cfg.Known, s.cfg.Checks)
+	// Every rejected proposal is a generated candidate (LLEMA's
+	// denominators) but a generator's failure to answer; memorisation is
+	// counted before the checks filter anything.
+	rejected := 0
 	for i, prop := range out.Candidates {
 		if len(p.Candidates) >= req.Slots {
 			break
@@ -300,6 +304,10 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		if reasons := checker.check(prop, c); len(reasons) > 0 {
 			p.Rejected = append(p.Rejected, rejectedMember(c, prop, reasons))
 			metricCandidates.WithLabelValues("rejected").Inc()
+			rejected++
+			if c.Known {
+				p.RejectedKnown++
+			}
 			continue
 		}
 		p.Candidates = append(p.Candidates, c)
@@ -308,7 +316,14 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		c := s.candidate(spec, r.Proposed, req.Generation, in.Island, -1)
 		p.Rejected = append(p.Rejected, rejectedMember(c, r.Proposed, r.Reasons))
 		metricCandidates.WithLabelValues("rejected").Inc()
+		if gerr == nil {
+			rejected++
+			if c.Known {
+				p.RejectedKnown++
+			}
+		}
 	}
+	p.RejectedCandidates = &rejected
 	accepted, err := ticket.record(ctx, p)
 	if err != nil {
 		return err

@@ -222,9 +222,13 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 		r.Find = &store.Find{ID: ev.ID, Formula: c.Formula, EnergyPerAtom: ef.Value}
 	}
 	if ev.Feasible && !c.Seed {
-		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Margins: make(map[string]float64, len(ev.Margins))}
+		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Novel: ev.Novel, EAboveHull: ev.EAboveHull,
+			Margins: make(map[string]float64, len(ev.Margins)), Values: make(map[string]float64, len(ev.Margins))}
 		for _, m := range ev.Margins {
 			h.Margins[m.Property] = m.Margin
+			if v, ok := ev.Properties[m.Property]; ok {
+				h.Values[m.Property] = v.Value
+			}
 		}
 		r.Hit = h
 	}
