@@ -1,12 +1,14 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +29,7 @@ type Progress struct {
 type Result struct {
 	Status      *messages.Status
 	Summary     *messages.Summary
-	Evaluations []*messages.Evaluation // proposed candidates, in stream order
+	Evaluations []*messages.Evaluation // proposed candidates, by generation and index
 	Seeds       []*messages.Evaluation
 	Discoveries []*messages.Verdict
 	Verdicts    []*messages.Verdict // rejected by the judge
@@ -102,6 +104,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM, res); err != nil {
 		return nil, err
 	}
+	res.sort()
 	// The judge counts discoveries and rejections after the final status
 	// was sent: take the counts from the collected events.
 	if res.Summary != nil {
@@ -122,6 +125,25 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		}
 	}
 	return res, nil
+}
+
+// sort puts the results in the order of their candidates (generation,
+// then index) rather than of the streams, where concurrent services
+// interleave them: the files of two runs of an ordered campaign compare
+// line by line.
+func (r *Result) sort() {
+	byCandidate := func(a, b *messages.Candidate) int {
+		return cmp.Or(cmp.Compare(a.Generation, b.Generation), cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
+	}
+	for _, evs := range [][]*messages.Evaluation{r.Seeds, r.Evaluations} {
+		slices.SortStableFunc(evs, func(a, b *messages.Evaluation) int { return byCandidate(&a.Candidate, &b.Candidate) })
+	}
+	for _, vs := range [][]*messages.Verdict{r.Discoveries, r.Verdicts} {
+		slices.SortStableFunc(vs, func(a, b *messages.Verdict) int {
+			return byCandidate(&a.Evaluation.Candidate, &b.Evaluation.Candidate)
+		})
+	}
+	slices.SortStableFunc(r.Reflections, func(a, b *messages.Reflection) int { return cmp.Compare(a.Episode, b.Episode) })
 }
 
 // waitIdle waits until a durable consumer has nothing pending.

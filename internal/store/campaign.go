@@ -53,7 +53,7 @@ func (s *Store) CreateCampaign(ctx context.Context, spec *messages.CampaignSpec,
 	args := []any{string(data),
 		"status", messages.StateRunning,
 		"budget", spec.Budget, "episodes", spec.Episodes, "batch", spec.BatchSize,
-		"islands", spec.Islands, "seeds", seeds, "episode", 0,
+		"islands", spec.Islands, "seeds", seeds, "episode", 0, "ordered", b2s(spec.Ordered),
 		"created", time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	n, err := scriptCreate.Run(ctx, s.rdb, []string{s.stateKey(spec.ID), s.specKey(spec.ID)}, args...).Int()

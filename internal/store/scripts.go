@@ -354,8 +354,12 @@ return out
 // ARGV: the number of arguments per evaluation, then per evaluation id,
 // generation, episode, island, seed, score, feasible, stable, valid,
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
-// find ("" if none), hit doc ("" if not a hit). Returns per evaluation its
-// outcome flags, prefixed "dup;" for a repeat. An evaluation that
+// find ("" if none), hit doc ("" if not a hit), seed position. Returns per
+// evaluation its outcome flags, prefixed "dup;" for a repeat, or "wait":
+// an ordered campaign (state field "ordered") records a seed only after
+// the seeds before it and a generation's candidate only after those
+// before it in the generation's accepted list, so that every sum, list
+// and index is built in the same order whatever the delivery order. An evaluation that
 // completes its generation also reserves the next one (trigger
 // "after/<g>", as scriptRequest would) and reports it as "next=<reply of
 // reserve>".
@@ -375,14 +379,14 @@ local count = (#ARGV - 1) / stride
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
   'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status',
-  'episode', 'batch', 'next_gen'}
+  'episode', 'batch', 'next_gen', 'ordered'}
 local ids, gf, cf, isf = {}, {}, {}, {}
 for r = 0, count - 1 do
   local a = 1 + r * stride
   local g, f = ARGV[a + 2], ARGV[a + 12]
   table.insert(ids, ARGV[a + 1])
   table.insert(sf, 'ep' .. ARGV[a + 3] .. '_evaluated')
-  for _, x in ipairs({':evaluated', ':known', ':done', ':n'}) do table.insert(gf, g .. x) end
+  for _, x in ipairs({':evaluated', ':known', ':done', ':n', ':accepted'}) do table.insert(gf, g .. x) end
   for _, x in ipairs({'|n', '|stable', '|hits', '|emin', '|emax'}) do table.insert(cf, f .. x) end
   table.insert(isf, ARGV[a + 4] .. ':n')
   table.insert(isf, ARGV[a + 4] .. ':sum')
@@ -394,6 +398,19 @@ load(comps, cf)
 load(islands, isf)
 
 local budget, episodes = num('budget'), num('episodes')
+local ordered = num('ordered') == 1
+
+-- inTurn says whether an ordered campaign may record this evaluation now.
+local function inTurn(id, g, seed, position)
+  if seed then return num('seeds_evaluated') == position end
+  local acc = hget(gens, g .. ':accepted')
+  if not acc then return true end
+  local ids = cjson.decode(acc)
+  for i = 2, #ids do
+    if ids[i] == id then return hnum(gens, g .. ':evaluated') == i - 2 end
+  end
+  return true
+end
 local pools, poolOrder, finds, curve = {}, {}, {}, {}
 
 local function record(a, success, failure)
@@ -402,6 +419,7 @@ local function record(a, success, failure)
   if prev then return 'dup;' .. prev end
   local g, ep, island = ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
   local seed, score = ARGV[a + 5] == '1', ARGV[a + 6]
+  if ordered and not inTurn(id, g, seed, tonumber(ARGV[a + 18])) then return 'wait' end
   local feasible, stable, valid = ARGV[a + 7] == '1', ARGV[a + 8] == '1', ARGV[a + 9] == '1'
   local known, novel, formula, ehull = ARGV[a + 10] == '1', ARGV[a + 11] == '1', ARGV[a + 12], ARGV[a + 13]
   local flags = {}
