@@ -121,6 +121,12 @@ campaign, shows its progress and writes its results to DIR:
                          learning_slope, the Pareto front, counters, …
                          (every field: docs/summary.md)
 
+With --seed the campaign runs ordered (one generation at a time,
+evaluations recorded in the order of their candidates) and its id derives
+from the seed: a second run with the same flags gives the same
+evaluations, verdicts and summary, apart from time stamps and timings.
+--ordered=false trades that for the overlap of proposing and evaluating.
+
 With --generator llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
 key or does not serve the model is refused with the reason.
