@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -10,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/oracle"
-	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 func init() { register(newPredictCmd) }
@@ -74,7 +71,7 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			lines, unreadable, err := predictFiles(cmd, o, args, withHull)
+			lines, unreadable, err := o.EvaluateFiles(cmd.Context(), args, withHull)
 			if err != nil {
 				return err
 			}
@@ -102,119 +99,28 @@ status is then 1.`,
 	return cmd
 }
 
-// prediction is one file's outcome: a result, or why the file could not be
-// read.
-type prediction struct {
-	file   string
-	result oracle.Result
-	// readErr is set for a file without a structure; result then holds
-	// only the reason.
-	readErr error
-}
-
-// predictFiles reads every file and evaluates the structures in one batch.
-func predictFiles(cmd *cobra.Command, o *oracle.Oracle, files []string, withHull bool) ([]prediction, int, error) {
-	out := make([]prediction, len(files))
-	var reqs []oracle.Request
-	var which []int
-	unreadable := 0
-	for i, path := range files {
-		out[i].file = path
-		s, err := crystal.ReadFile(path)
-		if err != nil {
-			code := crystal.ReasonUnreadable
-			if errors.Is(err, crystal.ErrFormulaMismatch) {
-				code = crystal.ReasonFormulaMismatch
-			}
-			out[i].readErr = err
-			out[i].result.Reasons = []oracle.Reason{{Code: code, Detail: err.Error()}}
-			unreadable++
-			continue
-		}
-		reqs = append(reqs, oracle.Request{Structure: s, Hull: withHull})
-		which = append(which, i)
-	}
-	results, err := o.Evaluate(cmd.Context(), reqs)
-	if err != nil {
-		return nil, 0, err
-	}
-	for k, i := range which {
-		out[i].result = results[k]
-	}
-	return out, unreadable, nil
-}
-
-// predictionValue is a property on a line of --json output: uncertainty is
-// always present (0 for exact sources).
-type predictionValue struct {
-	Value       float64  `json:"value"`
-	Unit        string   `json:"unit"`
-	Source      string   `json:"source"`
-	Uncertainty float64  `json:"uncertainty"`
-	Surrogate   *float64 `json:"surrogate,omitempty"`
-}
-
-type predictionLine struct {
-	File            string                     `json:"file"`
-	Formula         string                     `json:"formula"`
-	Class           *string                    `json:"class"`
-	Valid           bool                       `json:"valid"`
-	Predicted       bool                       `json:"predicted"`
-	Known           bool                       `json:"known"`
-	OxidationStates map[string]float64         `json:"oxidation_states,omitempty"`
-	Reasons         []oracle.Reason            `json:"reasons"`
-	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
-	Properties      map[string]predictionValue `json:"properties"`
-}
-
-type predictionHullLine struct {
-	predictionLine
-	EAboveHull    *float64           `json:"e_above_hull"`
-	HullEnergy    *float64           `json:"hull_energy_per_atom"`
-	Decomposition map[string]float64 `json:"decomposition"`
-}
-
-func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
-	r := p.result
-	line := predictionLine{
-		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
-		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
-	}
-	if r.Class != "" {
-		class := string(r.Class)
-		line.Class = &class
-	}
-	if line.Reasons == nil {
-		line.Reasons = []oracle.Reason{}
-	}
-	for name, v := range r.Properties {
-		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
-	}
-	var v any = line
+func writePredictionJSON(w io.Writer, p oracle.FileResult, withHull bool) error {
+	var v any = p.Record()
 	if withHull {
-		hl := predictionHullLine{predictionLine: line}
-		if st := r.Stability; st != nil {
-			hl.EAboveHull, hl.HullEnergy, hl.Decomposition = &st.EAboveHull, &st.HullEnergy, st.Decomposition
-		}
-		v = hl
+		v = p.HullRecord()
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write %s: %w", p.file, err)
+		return fmt.Errorf("write %s: %w", p.File, err)
 	}
 	return nil
 }
 
 // writePredictionText writes one line per structure; an unreadable file
 // goes to errw.
-func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
-	r := p.result
-	if p.readErr != nil {
-		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.file, r.Reasons[0].Code, p.readErr)
+func writePredictionText(w, errw io.Writer, p oracle.FileResult, withHull bool) error {
+	r := p.Result
+	if p.ReadErr != nil {
+		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.File, r.Reasons[0].Code, p.ReadErr)
 		return err
 	}
-	parts := []string{p.file, r.Formula}
+	parts := []string{p.File, r.Formula}
 	if r.Known {
 		parts = append(parts, "known")
 	} else {
@@ -228,7 +134,7 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 	} else {
 		parts = append(parts, "invalid: "+reasonsText(r.Reasons))
 	}
-	for _, name := range propertyOrder(r.Properties) {
+	for _, name := range r.PropertyNames() {
 		parts = append(parts, valueText(name, r.Properties[name]))
 	}
 	if withHull && r.Stability != nil {
@@ -241,17 +147,6 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 	}
 	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
 	return err
-}
-
-// propertyOrder lists the properties present in registry order.
-func propertyOrder(props map[string]oracle.Value) []string {
-	var out []string
-	for _, name := range task.PropertyNames() {
-		if _, ok := props[name]; ok {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)" or
