@@ -118,6 +118,47 @@ func Open(dir string) (*Calculator, error) {
 	return New(model, compat, h), nil
 }
 
+// OpenWithReference is Open with reference tables already loaded (an
+// oracle's, pkg/oracle's Oracle.Reference): the hull is built over their
+// phases.
+func OpenWithReference(dir string, ref *reference.DB) (*Calculator, error) {
+	if err := datadir.Require(dir, m3gnet.DataPath+"/state.pt", m3gnet.DataPath+"/model.json",
+		mpcompat.FileMP2020, mpcompat.FileLegacy, mpcompat.FileReferences); err != nil {
+		return nil, fmt.Errorf("open energy calculator: %w", err)
+	}
+	var (
+		model      *m3gnet.Model
+		compat     *mpcompat.Compat
+		mErr, cErr error
+		wg         sync.WaitGroup
+	)
+	wg.Go(func() { model, mErr = m3gnet.LoadData(dir) })
+	wg.Go(func() { compat, cErr = mpcompat.Load(dir) })
+	wg.Wait()
+	if err := errors.Join(mErr, cErr); err != nil {
+		return nil, fmt.Errorf("open energy calculator: %w", err)
+	}
+	h, err := NewReferenceHull(ref)
+	if err != nil {
+		return nil, err
+	}
+	return New(model, compat, h), nil
+}
+
+// OpenPotential loads the potential alone from a Crucible data directory:
+// a calculator for single points and relaxations, without formation
+// energies or hull distances.
+func OpenPotential(dir string) (*Calculator, error) {
+	if err := datadir.Require(dir, m3gnet.DataPath+"/state.pt", m3gnet.DataPath+"/model.json"); err != nil {
+		return nil, fmt.Errorf("open energy calculator: %w", err)
+	}
+	model, err := m3gnet.LoadData(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open energy calculator: %w", err)
+	}
+	return New(model, nil, nil), nil
+}
+
 // Point is the potential's answer for one structure.
 type Point struct {
 	// Energy is the total energy (eV) on the scale of MP's uncorrected
@@ -135,6 +176,9 @@ type Point struct {
 
 // Point evaluates the potential on st.
 func (c *Calculator) Point(st *crystal.Structure) (*Point, error) {
+	if st == nil {
+		return nil, ErrNoStructure
+	}
 	calc := c.pool.Get().(*m3gnet.Calculator)
 	defer c.pool.Put(calc)
 	var res m3gnet.Result
@@ -179,6 +223,10 @@ type Stability struct {
 	// hull at that composition to their fractions of the atoms.
 	Decomposition map[string]float64
 }
+
+// ErrNoStructure is returned for a nil structure (in a batch, one that
+// could not be read).
+var ErrNoStructure = errors.New("energy: no structure")
 
 // ErrNoData is returned by Formation or Stability of a calculator built
 // without correction data or without a hull.
@@ -247,6 +295,9 @@ type Relaxed struct {
 // atoms on top of each other) or a relaxation that diverges is an error;
 // missing data for the formation energy or the hull is a warning.
 func (c *Calculator) Relax(ctx context.Context, st *crystal.Structure, opt relax.Options) (*Relaxed, error) {
+	if st == nil {
+		return nil, ErrNoStructure
+	}
 	calc := c.pool.Get().(*m3gnet.Calculator)
 	defer c.pool.Put(calc)
 	r, err := relax.Relax(ctx, calc, m3gnet.FromStructure(st), opt)
