@@ -78,3 +78,30 @@ func TestCubicCell(t *testing.T) {
 		t.Errorf("HCP: %v", err)
 	}
 }
+
+// TestWrite: the report states both implementations' rates, the ratios by
+// wall-clock and CPU time, the relaxations per core-hour and the dense
+// part.
+func TestWrite(t *testing.T) {
+	r := &Result{
+		structures: make([]named, 2), atoms: 20,
+		goRate:     rate{structures: 10, wall: time.Second, cpu: 500 * time.Millisecond},
+		torch:      []*torchRun{{DType: "float64", Structures: 4, Seconds: 4, GraphSeconds: 0.4, CPUSeconds: 2}},
+		relaxed:    relaxRate{rows: 4, converged: 4, steps: 20, wall: 2 * time.Second, cpu: time.Second},
+		denseFLOPs: 4.8e8,
+		kernel:     rate{structures: 8e9, wall: 2 * time.Second, cpu: time.Second},
+		cpu:        cpuInfo{model: "test", mhz: 2000, avx2: true, peak: 32},
+	}
+	var b strings.Builder
+	if err := r.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"10.0×", "10.0×", "14400 relaxations per core-hour", "480.0 MFLOP", "100 ms of CPU per pass",
+		"4.8 GFLOP/s of dense products", "8.0 GFLOP/s per CPU-second (4.0 per wall-clock second)", "about 60% of the evaluation's CPU time",
+		"the kernel reaches 25%, the whole evaluation 15%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
