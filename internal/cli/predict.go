@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/oracle"
+	"github.com/crucible-sci/crucible/pkg/relax"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -19,12 +21,12 @@ func init() { register(newPredictCmd) }
 
 func newPredictCmd() *cobra.Command {
 	var (
-		asJSON, withHull bool
-		dir              string
-		workers          int
+		asJSON, withHull, relaxFirst bool
+		dir                          string
+		workers                      int
 	)
 	cmd := &cobra.Command{
-		Use:   "predict [--json] [--hull] FILE...",
+		Use:   "predict [--json] [--hull] [--relax] FILE...",
 		Short: "Properties of crystal structures from the oracle: reference lookup, CGCNN, exact hull",
 		Long: `Evaluate each FILE (CIF, pymatgen Structure JSON or a candidate answer
 {formula, lattice, species, coords}) with Crucible's oracle, as the evaluator
@@ -60,6 +62,14 @@ assignment was found), reasons ([{code, detail}]), warnings, properties
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
+With --relax, each structure is first relaxed on the M3GNet potential as
+"crucible relax" does (fmax 0.05 eV/Å, at most 500 steps) and everything
+above is predicted on the relaxed structure; the line also gives the
+relaxation (with --json an object "relaxation" with converged, steps,
+energy_per_atom, and M3GNet's formation_energy_per_atom and e_above_hull,
+null when they cannot be computed). A structure that cannot be relaxed is
+reported as an unreadable one is, with the code relaxation_failed.
+
 Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
 data pull" fetches it). An unreadable file is reported (with --json as a line
 with valid false and the reason) and the others are processed; the exit
@@ -74,7 +84,13 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			lines, unreadable, err := predictFiles(cmd, o, args, withHull)
+			var calc *energy.Calculator
+			if relaxFirst {
+				if calc, err = energy.OpenWithReference(d, o.Reference()); err != nil {
+					return err
+				}
+			}
+			lines, unreadable, err := predictFiles(cmd, o, calc, args, withHull)
 			if err != nil {
 				return err
 			}
@@ -97,6 +113,7 @@ status is then 1.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	cmd.Flags().BoolVar(&withHull, "hull", false, "also the energy above the convex hull and the decomposition")
+	cmd.Flags().BoolVar(&relaxFirst, "relax", false, "relax each structure on the M3GNet potential first and predict on the relaxed one")
 	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures evaluated in parallel (default: one per CPU)")
 	return cmd
@@ -110,10 +127,13 @@ type prediction struct {
 	// readErr is set for a file without a structure; result then holds
 	// only the reason.
 	readErr error
+	// relaxed is the relaxation (predict --relax).
+	relaxed *energy.Relaxed
 }
 
-// predictFiles reads every file and evaluates the structures in one batch.
-func predictFiles(cmd *cobra.Command, o *oracle.Oracle, files []string, withHull bool) ([]prediction, int, error) {
+// predictFiles reads every file, relaxes the structures when calc is not
+// nil, and evaluates them in one batch.
+func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator, files []string, withHull bool) ([]prediction, int, error) {
 	out := make([]prediction, len(files))
 	var reqs []oracle.Request
 	var which []int
@@ -134,6 +154,9 @@ func predictFiles(cmd *cobra.Command, o *oracle.Oracle, files []string, withHull
 		reqs = append(reqs, oracle.Request{Structure: s, Hull: withHull})
 		which = append(which, i)
 	}
+	if calc != nil {
+		reqs, which, unreadable = relaxRequests(cmd, calc, out, reqs, which, unreadable)
+	}
 	results, err := o.Evaluate(cmd.Context(), reqs)
 	if err != nil {
 		return nil, 0, err
@@ -142,6 +165,53 @@ func predictFiles(cmd *cobra.Command, o *oracle.Oracle, files []string, withHull
 		out[i].result = results[k]
 	}
 	return out, unreadable, nil
+}
+
+// relaxRequests relaxes the requests' structures in place; one that fails
+// leaves the batch with its reason recorded in out.
+func relaxRequests(cmd *cobra.Command, calc *energy.Calculator, out []prediction, reqs []oracle.Request, which []int, failed int) ([]oracle.Request, []int, int) {
+	sts := make([]*crystal.Structure, len(reqs))
+	for k, r := range reqs {
+		sts[k] = r.Structure
+	}
+	res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
+	var keptReqs []oracle.Request
+	var kept []int
+	for k, i := range which {
+		if errs[k] != nil {
+			out[i].readErr = errs[k]
+			out[i].result.Reasons = []oracle.Reason{{Code: "relaxation_failed", Detail: errs[k].Error()}}
+			failed++
+			continue
+		}
+		out[i].relaxed = res[k]
+		reqs[k].Structure = res[k].Structure
+		keptReqs, kept = append(keptReqs, reqs[k]), append(kept, i)
+	}
+	return keptReqs, kept, failed
+}
+
+// relaxationLine is the relaxation on a line of predict --relax --json.
+type relaxationLine struct {
+	Converged     bool     `json:"converged"`
+	Steps         int      `json:"steps"`
+	EnergyPerAtom float64  `json:"energy_per_atom"`
+	EForm         *float64 `json:"formation_energy_per_atom"`
+	EHull         *float64 `json:"e_above_hull"`
+}
+
+func newRelaxationLine(r *energy.Relaxed) *relaxationLine {
+	if r == nil {
+		return nil
+	}
+	l := &relaxationLine{Converged: r.Converged, Steps: r.Steps, EnergyPerAtom: r.EnergyPerAtom}
+	if r.Formation != nil {
+		l.EForm = &r.Formation.EnergyPerAtom
+	}
+	if r.Stability != nil {
+		l.EHull = &r.Stability.EAboveHull
+	}
+	return l
 }
 
 // predictionValue is a property on a line of --json output: uncertainty is
@@ -165,6 +235,7 @@ type predictionLine struct {
 	Reasons         []oracle.Reason            `json:"reasons"`
 	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
 	Properties      map[string]predictionValue `json:"properties"`
+	Relaxation      *relaxationLine            `json:"relaxation,omitempty"`
 }
 
 type predictionHullLine struct {
@@ -179,6 +250,7 @@ func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 	line := predictionLine{
 		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
+		Relaxation: newRelaxationLine(p.relaxed),
 	}
 	if r.Class != "" {
 		class := string(r.Class)
@@ -235,6 +307,10 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 		st := r.Stability
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
+	}
+	if rl := newRelaxationLine(p.relaxed); rl != nil {
+		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
+			rl.Converged, rl.Steps, optText(rl.EForm, "eV/atom"), optText(rl.EHull, "eV/atom")))
 	}
 	if len(r.Warnings) > 0 {
 		parts = append(parts, "warning: "+reasonsText(r.Warnings))
