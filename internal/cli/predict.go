@@ -9,19 +9,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/oracle"
+	"github.com/crucible-sci/crucible/pkg/relax"
 )
 
 func init() { register(newPredictCmd) }
 
 func newPredictCmd() *cobra.Command {
 	var (
-		asJSON, withHull bool
-		dir              string
-		workers          int
+		asJSON, withHull, relaxFirst bool
+		dir                          string
+		workers                      int
 	)
 	cmd := &cobra.Command{
-		Use:   "predict [--json] [--hull] FILE...",
+		Use:   "predict [--json] [--hull] [--relax] FILE...",
 		Short: "Properties of crystal structures from the oracle: reference lookup, CGCNN, exact hull",
 		Long: `Evaluate each FILE (CIF, pymatgen Structure JSON or a candidate answer
 {formula, lattice, species, coords}) with Crucible's oracle, as the evaluator
@@ -57,6 +60,14 @@ assignment was found), reasons ([{code, detail}]), warnings, properties
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
+With --relax, each structure is first relaxed on the M3GNet potential as
+"crucible relax" does (fmax 0.05 eV/Å, at most 500 steps) and everything
+above is predicted on the relaxed structure; the line also gives the
+relaxation (with --json an object "relaxation" with converged, steps,
+energy_per_atom, and M3GNet's formation_energy_per_atom and e_above_hull,
+null when they cannot be computed). A structure that cannot be relaxed is
+reported as an unreadable one is, with the code relaxation_failed.
+
 Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
 data pull" fetches it). An unreadable file is reported (with --json as a line
 with valid false and the reason) and the others are processed; the exit
@@ -71,16 +82,22 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			lines, unreadable, err := o.EvaluateFiles(cmd.Context(), args, withHull)
+			var calc *energy.Calculator
+			if relaxFirst {
+				if calc, err = energy.OpenWithReference(d, o.Reference()); err != nil {
+					return err
+				}
+			}
+			lines, relaxed, unreadable, err := predictFiles(cmd, o, calc, args, withHull)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			for _, l := range lines {
+			for i, l := range lines {
 				if asJSON {
-					err = writePredictionJSON(out, l, withHull)
+					err = writePredictionJSON(out, l, relaxed[i], withHull)
 				} else {
-					err = writePredictionText(out, cmd.ErrOrStderr(), l, withHull)
+					err = writePredictionText(out, cmd.ErrOrStderr(), l, relaxed[i], withHull)
 				}
 				if err != nil {
 					return err
@@ -94,15 +111,77 @@ status is then 1.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	cmd.Flags().BoolVar(&withHull, "hull", false, "also the energy above the convex hull and the decomposition")
+	cmd.Flags().BoolVar(&relaxFirst, "relax", false, "relax each structure on the M3GNet potential first and predict on the relaxed one")
 	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures evaluated in parallel (default: one per CPU)")
 	return cmd
 }
 
-func writePredictionJSON(w io.Writer, p oracle.FileResult, withHull bool) error {
-	var v any = p.Record()
+// predictFiles reads every file, relaxes the structures when calc is not
+// nil, and evaluates them in one batch; relaxed holds the relaxations.
+func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator, paths []string, withHull bool) (files []oracle.FileResult, relaxed []*energy.Relaxed, failed int, err error) {
+	files = oracle.ReadFiles(paths)
+	relaxed = make([]*energy.Relaxed, len(files))
+	if calc != nil {
+		var sts []*crystal.Structure
+		var which []int
+		for i, f := range files {
+			if f.Err == nil {
+				sts, which = append(sts, f.Structure), append(which, i)
+			}
+		}
+		res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
+		for k, i := range which {
+			if errs[k] != nil {
+				files[i].SetErr("relaxation_failed", errs[k])
+				continue
+			}
+			relaxed[i], files[i].Structure = res[k], res[k].Structure
+		}
+	}
+	failed, err = o.EvaluateFiles(cmd.Context(), files, withHull)
+	return files, relaxed, failed, err
+}
+
+// relaxationLine is the relaxation on a line of predict --relax --json.
+type relaxationLine struct {
+	Converged     bool     `json:"converged"`
+	Steps         int      `json:"steps"`
+	EnergyPerAtom float64  `json:"energy_per_atom"`
+	EForm         *float64 `json:"formation_energy_per_atom"`
+	EHull         *float64 `json:"e_above_hull"`
+}
+
+func newRelaxationLine(r *energy.Relaxed) *relaxationLine {
+	if r == nil {
+		return nil
+	}
+	l := &relaxationLine{Converged: r.Converged, Steps: r.Steps, EnergyPerAtom: r.EnergyPerAtom}
+	if r.Formation != nil {
+		l.EForm = &r.Formation.EnergyPerAtom
+	}
+	if r.Stability != nil {
+		l.EHull = &r.Stability.EAboveHull
+	}
+	return l
+}
+
+// predictionLine is a line of --json output; predictionHullLine one with
+// --hull.
+type predictionLine struct {
+	oracle.FileRecord
+	Relaxation *relaxationLine `json:"relaxation,omitempty"`
+}
+
+type predictionHullLine struct {
+	predictionLine
+	oracle.StabilityRecord
+}
+
+func writePredictionJSON(w io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
+	var v any = predictionLine{FileRecord: p.Record(), Relaxation: newRelaxationLine(relaxed)}
 	if withHull {
-		v = p.HullRecord()
+		v = predictionHullLine{predictionLine: v.(predictionLine), StabilityRecord: p.StabilityRecord()}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -114,10 +193,10 @@ func writePredictionJSON(w io.Writer, p oracle.FileResult, withHull bool) error 
 
 // writePredictionText writes one line per structure; an unreadable file
 // goes to errw.
-func writePredictionText(w, errw io.Writer, p oracle.FileResult, withHull bool) error {
+func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
 	r := p.Result
-	if p.ReadErr != nil {
-		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.File, r.Reasons[0].Code, p.ReadErr)
+	if p.Err != nil {
+		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.File, r.Reasons[0].Code, p.Err)
 		return err
 	}
 	parts := []string{p.File, r.Formula}
@@ -141,6 +220,10 @@ func writePredictionText(w, errw io.Writer, p oracle.FileResult, withHull bool) 
 		st := r.Stability
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
+	}
+	if rl := newRelaxationLine(relaxed); rl != nil {
+		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
+			rl.Converged, rl.Steps, optText(rl.EForm, "eV/atom"), optText(rl.EHull, "eV/atom")))
 	}
 	if len(r.Warnings) > 0 {
 		parts = append(parts, "warning: "+reasonsText(r.Warnings))

@@ -8,23 +8,30 @@ import (
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
-// FileResult is the oracle's verdict on one structure file, or why the file
-// could not be read.
+// FileResult is the oracle's verdict on one structure file, or why the
+// file could not be read or evaluated.
 type FileResult struct {
-	File   string
-	Result Result
-	// ReadErr is set for a file without a structure; Result then holds
-	// only the reason (unreadable or formula_mismatch).
-	ReadErr error
+	File string
+	// Structure is the structure evaluated; nil when Err is set.
+	Structure *crystal.Structure
+	Result    Result
+	// Err is set for a file without a structure to evaluate; Result then
+	// holds only the reason (SetErr).
+	Err error
 }
 
-// EvaluateFiles reads every file and evaluates the structures in one batch
-// (Evaluate). An unreadable file is a result with ReadErr set, not an
-// error; unreadable counts them.
-func (o *Oracle) EvaluateFiles(ctx context.Context, files []string, withHull bool) (results []FileResult, unreadable int, err error) {
+// SetErr records why the file has no structure to evaluate: Err, and the
+// reason with its code in Result.
+func (f *FileResult) SetErr(code crystal.ReasonCode, err error) {
+	f.Structure, f.Err = nil, err
+	f.Result.Reasons = []Reason{{Code: code, Detail: err.Error()}}
+}
+
+// ReadFiles reads every file. One that cannot be read is a result with Err
+// set (unreadable, or formula_mismatch for a candidate whose formula
+// disagrees with its species), not an error.
+func ReadFiles(files []string) []FileResult {
 	out := make([]FileResult, len(files))
-	var reqs []Request
-	var which []int
 	for i, path := range files {
 		out[i].File = path
 		s, err := crystal.ReadFile(path)
@@ -33,22 +40,36 @@ func (o *Oracle) EvaluateFiles(ctx context.Context, files []string, withHull boo
 			if errors.Is(err, crystal.ErrFormulaMismatch) {
 				code = crystal.ReasonFormulaMismatch
 			}
-			out[i].ReadErr = err
-			out[i].Result.Reasons = []Reason{{Code: code, Detail: err.Error()}}
-			unreadable++
+			out[i].SetErr(code, err)
 			continue
 		}
-		reqs = append(reqs, Request{Structure: s, Hull: withHull})
+		out[i].Structure = s
+	}
+	return out
+}
+
+// EvaluateFiles evaluates the structures of the files without Err in one
+// batch (Evaluate), with their stability when withHull is set, and returns
+// how many files have Err.
+func (o *Oracle) EvaluateFiles(ctx context.Context, files []FileResult, withHull bool) (failed int, err error) {
+	var reqs []Request
+	var which []int
+	for i, f := range files {
+		if f.Err != nil {
+			failed++
+			continue
+		}
+		reqs = append(reqs, Request{Structure: f.Structure, Hull: withHull})
 		which = append(which, i)
 	}
-	evaluated, err := o.Evaluate(ctx, reqs)
+	results, err := o.Evaluate(ctx, reqs)
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	for k, i := range which {
-		out[i].Result = evaluated[k]
+		files[i].Result = results[k]
 	}
-	return out, unreadable, nil
+	return failed, nil
 }
 
 // FileRecord is a FileResult as "crucible predict --json" writes it: every
@@ -76,10 +97,9 @@ type RecordValue struct {
 	Surrogate   *float64 `json:"surrogate,omitempty"`
 }
 
-// FileHullRecord is a FileRecord with the stability keys, null when the
-// stability could not be computed.
-type FileHullRecord struct {
-	FileRecord
+// StabilityRecord is the stability of a FileResult as "crucible predict
+// --hull --json" writes it: null values when it could not be computed.
+type StabilityRecord struct {
 	EAboveHull    *float64           `json:"e_above_hull"`
 	HullEnergy    *float64           `json:"hull_energy_per_atom"`
 	Decomposition map[string]float64 `json:"decomposition"`
@@ -105,9 +125,9 @@ func (f FileResult) Record() FileRecord {
 	return rec
 }
 
-// HullRecord is the result as a FileHullRecord.
-func (f FileResult) HullRecord() FileHullRecord {
-	rec := FileHullRecord{FileRecord: f.Record()}
+// StabilityRecord is the result's stability as a StabilityRecord.
+func (f FileResult) StabilityRecord() StabilityRecord {
+	var rec StabilityRecord
 	if st := f.Result.Stability; st != nil {
 		rec.EAboveHull, rec.HullEnergy, rec.Decomposition = &st.EAboveHull, &st.HullEnergy, st.Decomposition
 	}
