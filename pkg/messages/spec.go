@@ -32,7 +32,7 @@ type SpecSource struct {
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
 	// ID, Budget, Islands, BatchSize, Episodes, TopK, Seed,
-	// StabilityThreshold and Generator's Kind, Model, Temperature and
+	// StabilityThreshold, Oracle and Generator's Kind, Model, Temperature and
 	// MaxLLMCalls replace the spec's; the others are ignored.
 	Set CampaignSpec
 }
@@ -134,6 +134,9 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	}
 	if o.Seed != 0 {
 		c.Seed = o.Seed
+	}
+	if o.Oracle != "" {
+		c.Oracle = o.Oracle
 	}
 }
 
