@@ -191,29 +191,6 @@ func relaxRequests(cmd *cobra.Command, calc *energy.Calculator, out []prediction
 	return keptReqs, kept, failed
 }
 
-// relaxationLine is the relaxation on a line of predict --relax --json.
-type relaxationLine struct {
-	Converged     bool     `json:"converged"`
-	Steps         int      `json:"steps"`
-	EnergyPerAtom float64  `json:"energy_per_atom"`
-	EForm         *float64 `json:"formation_energy_per_atom"`
-	EHull         *float64 `json:"e_above_hull"`
-}
-
-func newRelaxationLine(r *energy.Relaxed) *relaxationLine {
-	if r == nil {
-		return nil
-	}
-	l := &relaxationLine{Converged: r.Converged, Steps: r.Steps, EnergyPerAtom: r.EnergyPerAtom}
-	if r.Formation != nil {
-		l.EForm = &r.Formation.EnergyPerAtom
-	}
-	if r.Stability != nil {
-		l.EHull = &r.Stability.EAboveHull
-	}
-	return l
-}
-
 // predictionValue is a property on a line of --json output: uncertainty is
 // always present (0 for exact sources).
 type predictionValue struct {
@@ -235,7 +212,7 @@ type predictionLine struct {
 	Reasons         []oracle.Reason            `json:"reasons"`
 	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
 	Properties      map[string]predictionValue `json:"properties"`
-	Relaxation      *relaxationLine            `json:"relaxation,omitempty"`
+	Relaxation      *energy.Summary            `json:"relaxation,omitempty"`
 }
 
 type predictionHullLine struct {
@@ -250,7 +227,7 @@ func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 	line := predictionLine{
 		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
-		Relaxation: newRelaxationLine(p.relaxed),
+		Relaxation: p.relaxed.Summary(),
 	}
 	if r.Class != "" {
 		class := string(r.Class)
@@ -308,9 +285,9 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
 	}
-	if rl := newRelaxationLine(p.relaxed); rl != nil {
+	if rl := p.relaxed.Summary(); rl != nil {
 		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
-			rl.Converged, rl.Steps, optText(rl.EForm, "eV/atom"), optText(rl.EHull, "eV/atom")))
+			rl.Converged, rl.Steps, optText(rl.FormationEnergyPerAtom, "eV/atom"), optText(rl.EAboveHull, "eV/atom")))
 	}
 	if len(r.Warnings) > 0 {
 		parts = append(parts, "warning: "+reasonsText(r.Warnings))

@@ -191,3 +191,9 @@ func TestReferenceHullOrphan(t *testing.T) {
 		t.Errorf("XeF2: %v, want ErrNoHull naming Xe", err)
 	}
 }
+
+func TestOutputNames(t *testing.T) {
+	if got := OutputNames([]string{"a/x.cif", "b/x.json", "POSCAR", "y.cif"}); strings.Join(got, " ") != "x-1 x-2 POSCAR y" {
+		t.Errorf("output names %v", got)
+	}
+}
