@@ -222,3 +222,39 @@ func TestPredictRelax(t *testing.T) {
 		t.Errorf("unreadable file: %s", lines[1])
 	}
 }
+
+// TestEnergyRelaxText: the text output gives one line per structure with
+// its values, and the failures on standard error.
+func TestEnergyRelaxText(t *testing.T) {
+	data := testbed.DataDir(t)
+	f, _ := energyFixtures(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"energy"}, []string{"NaCl  energy=-", "eV/atom  max_force=", "GPa"}},
+		{[]string{"relax", "--steps", "3"}, []string{"NaCl  converged=false steps=3", "formation_energy_per_atom=-", "e_above_hull=", "abc=", "volume="}},
+	} {
+		root := NewRoot()
+		var out, errOut strings.Builder
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs(append(c.args, "--data", data, f["NaCl.cif"], f["notes.txt"]))
+		err := root.Execute()
+		if exitStatusOf(err) != 1 {
+			t.Errorf("%v: %v, want exit 1", c.args, err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 1 {
+			t.Errorf("%v: %d lines:\n%s", c.args, len(lines), out.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(lines[0], w) {
+				t.Errorf("%v: %q lacks %q", c.args, lines[0], w)
+			}
+		}
+		if !strings.Contains(errOut.String(), f["notes.txt"]+": ") {
+			t.Errorf("%v: stderr %q", c.args, errOut.String())
+		}
+	}
+}
