@@ -187,12 +187,17 @@ func TestPredictRelax(t *testing.T) {
 	f := newFixtureFiles(t)
 	f.cif("big.cif", big)
 	f.write("notes.txt", []byte("not a structure\n"))
-	out, err := execCLI(t, "predict", "--json", "--hull", "--relax", "--data", data, f.paths["big.cif"], f.paths["notes.txt"])
+	huge, err := nacl.Supercell(7, 7, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pymatgenJSON("huge.json", huge)
+	out, err := execCLI(t, "predict", "--json", "--hull", "--relax", "--data", data, f.paths["big.cif"], f.paths["notes.txt"], f.paths["huge.json"])
 	if exitStatusOf(err) != 1 {
 		t.Fatalf("error %v, want exit 1 for the unreadable file\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	var l struct {
@@ -220,6 +225,10 @@ func TestPredictRelax(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "unreadable") {
 		t.Errorf("unreadable file: %s", lines[1])
+	}
+	// 392 atoms: over the validity limit, neither relaxed nor predicted.
+	if strings.Contains(lines[2], `"relaxation"`) || !strings.Contains(lines[2], "too_many_atoms") {
+		t.Errorf("392-atom cell: %s", lines[2])
 	}
 }
 

@@ -68,7 +68,8 @@ above is predicted on the relaxed structure; the line also gives the
 relaxation (with --json an object "relaxation" with converged, steps,
 energy_per_atom, and M3GNet's formation_energy_per_atom and e_above_hull,
 null when they cannot be computed). A structure that cannot be relaxed is
-reported as an unreadable one is, with the code relaxation_failed.
+reported as an unreadable one is, with the code relaxation_failed; one of
+more atoms than the validity limit is not relaxed (nor predicted).
 
 Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
 data pull" fetches it). An unreadable file is reported (with --json as a line
@@ -170,14 +171,21 @@ func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator,
 // relaxRequests relaxes the requests' structures in place; one that fails
 // leaves the batch with its reason recorded in out.
 func relaxRequests(cmd *cobra.Command, calc *energy.Calculator, out []prediction, reqs []oracle.Request, which []int, failed int) ([]oracle.Request, []int, int) {
+	// Cells the oracle will not predict (too many atoms) are not relaxed.
 	sts := make([]*crystal.Structure, len(reqs))
 	for k, r := range reqs {
-		sts[k] = r.Structure
+		if r.Structure.NumSites() <= crystal.DefaultMaxAtoms {
+			sts[k] = r.Structure
+		}
 	}
 	res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
 	var keptReqs []oracle.Request
 	var kept []int
 	for k, i := range which {
+		if sts[k] == nil {
+			keptReqs, kept = append(keptReqs, reqs[k]), append(kept, i)
+			continue
+		}
 		if errs[k] != nil {
 			out[i].readErr = errs[k]
 			out[i].result.Reasons = []oracle.Reason{{Code: "relaxation_failed", Detail: errs[k].Error()}}
