@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -14,7 +13,6 @@ import (
 	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/oracle"
 	"github.com/crucible-sci/crucible/pkg/relax"
-	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 func init() { register(newPredictCmd) }
@@ -91,16 +89,16 @@ status is then 1.`,
 					return err
 				}
 			}
-			lines, unreadable, err := predictFiles(cmd, o, calc, args, withHull)
+			lines, relaxed, unreadable, err := predictFiles(cmd, o, calc, args, withHull)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			for _, l := range lines {
+			for i, l := range lines {
 				if asJSON {
-					err = writePredictionJSON(out, l, withHull)
+					err = writePredictionJSON(out, l, relaxed[i], withHull)
 				} else {
-					err = writePredictionText(out, cmd.ErrOrStderr(), l, withHull)
+					err = writePredictionText(out, cmd.ErrOrStderr(), l, relaxed[i], withHull)
 				}
 				if err != nil {
 					return err
@@ -120,158 +118,67 @@ status is then 1.`,
 	return cmd
 }
 
-// prediction is one file's outcome: a result, or why the file could not be
-// read.
-type prediction struct {
-	file   string
-	result oracle.Result
-	// readErr is set for a file without a structure; result then holds
-	// only the reason.
-	readErr error
-	// relaxed is the relaxation (predict --relax).
-	relaxed *energy.Relaxed
-}
-
 // predictFiles reads every file, relaxes the structures when calc is not
-// nil, and evaluates them in one batch.
-func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator, files []string, withHull bool) ([]prediction, int, error) {
-	out := make([]prediction, len(files))
-	var reqs []oracle.Request
-	var which []int
-	unreadable := 0
-	for i, path := range files {
-		out[i].file = path
-		s, err := crystal.ReadFile(path)
-		if err != nil {
-			code := crystal.ReasonUnreadable
-			if errors.Is(err, crystal.ErrFormulaMismatch) {
-				code = crystal.ReasonFormulaMismatch
-			}
-			out[i].readErr = err
-			out[i].result.Reasons = []oracle.Reason{{Code: code, Detail: err.Error()}}
-			unreadable++
-			continue
-		}
-		reqs = append(reqs, oracle.Request{Structure: s, Hull: withHull})
-		which = append(which, i)
-	}
+// nil, and evaluates them in one batch; relaxed holds the relaxations.
+func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator, paths []string, withHull bool) (files []oracle.FileResult, relaxed []*energy.Relaxed, failed int, err error) {
+	files = oracle.ReadFiles(paths)
+	relaxed = make([]*energy.Relaxed, len(files))
 	if calc != nil {
-		reqs, which, unreadable = relaxRequests(cmd, calc, out, reqs, which, unreadable)
-	}
-	results, err := o.Evaluate(cmd.Context(), reqs)
-	if err != nil {
-		return nil, 0, err
-	}
-	for k, i := range which {
-		out[i].result = results[k]
-	}
-	return out, unreadable, nil
-}
-
-// relaxRequests relaxes the requests' structures in place; one that fails
-// leaves the batch with its reason recorded in out.
-func relaxRequests(cmd *cobra.Command, calc *energy.Calculator, out []prediction, reqs []oracle.Request, which []int, failed int) ([]oracle.Request, []int, int) {
-	// Cells the oracle will not predict (too many atoms) are not relaxed.
-	sts := make([]*crystal.Structure, len(reqs))
-	for k, r := range reqs {
-		if r.Structure.NumSites() <= crystal.DefaultMaxAtoms {
-			sts[k] = r.Structure
+		var sts []*crystal.Structure
+		var which []int
+		for i, f := range files {
+			// Cells the oracle will not predict (too many atoms) are not relaxed.
+			if f.Err == nil && f.Structure.NumSites() <= crystal.DefaultMaxAtoms {
+				sts, which = append(sts, f.Structure), append(which, i)
+			}
+		}
+		res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
+		for k, i := range which {
+			if errs[k] != nil {
+				files[i].SetErr("relaxation_failed", errs[k])
+				continue
+			}
+			relaxed[i], files[i].Structure = res[k], res[k].Structure
 		}
 	}
-	res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
-	var keptReqs []oracle.Request
-	var kept []int
-	for k, i := range which {
-		if sts[k] == nil {
-			keptReqs, kept = append(keptReqs, reqs[k]), append(kept, i)
-			continue
-		}
-		if errs[k] != nil {
-			out[i].readErr = errs[k]
-			out[i].result.Reasons = []oracle.Reason{{Code: "relaxation_failed", Detail: errs[k].Error()}}
-			failed++
-			continue
-		}
-		out[i].relaxed = res[k]
-		reqs[k].Structure = res[k].Structure
-		keptReqs, kept = append(keptReqs, reqs[k]), append(kept, i)
-	}
-	return keptReqs, kept, failed
+	failed, err = o.EvaluateFiles(cmd.Context(), files, withHull)
+	return files, relaxed, failed, err
 }
 
-// predictionValue is a property on a line of --json output: uncertainty is
-// always present (0 for exact sources).
-type predictionValue struct {
-	Value       float64  `json:"value"`
-	Unit        string   `json:"unit"`
-	Source      string   `json:"source"`
-	Uncertainty float64  `json:"uncertainty"`
-	Surrogate   *float64 `json:"surrogate,omitempty"`
-}
-
+// predictionLine is a line of --json output; predictionHullLine one with
+// --hull.
 type predictionLine struct {
-	File            string                     `json:"file"`
-	Formula         string                     `json:"formula"`
-	Class           *string                    `json:"class"`
-	Valid           bool                       `json:"valid"`
-	Predicted       bool                       `json:"predicted"`
-	Known           bool                       `json:"known"`
-	OxidationStates map[string]float64         `json:"oxidation_states,omitempty"`
-	Reasons         []oracle.Reason            `json:"reasons"`
-	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
-	Properties      map[string]predictionValue `json:"properties"`
-	Relaxation      *energy.Summary            `json:"relaxation,omitempty"`
+	oracle.FileRecord
+	Relaxation *energy.Summary `json:"relaxation,omitempty"`
 }
 
 type predictionHullLine struct {
 	predictionLine
-	EAboveHull    *float64           `json:"e_above_hull"`
-	HullEnergy    *float64           `json:"hull_energy_per_atom"`
-	Decomposition map[string]float64 `json:"decomposition"`
+	oracle.StabilityRecord
 }
 
-func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
-	r := p.result
-	line := predictionLine{
-		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
-		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
-		Relaxation: p.relaxed.Summary(),
-	}
-	if r.Class != "" {
-		class := string(r.Class)
-		line.Class = &class
-	}
-	if line.Reasons == nil {
-		line.Reasons = []oracle.Reason{}
-	}
-	for name, v := range r.Properties {
-		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
-	}
-	var v any = line
+func writePredictionJSON(w io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
+	var v any = predictionLine{FileRecord: p.Record(), Relaxation: relaxed.Summary()}
 	if withHull {
-		hl := predictionHullLine{predictionLine: line}
-		if st := r.Stability; st != nil {
-			hl.EAboveHull, hl.HullEnergy, hl.Decomposition = &st.EAboveHull, &st.HullEnergy, st.Decomposition
-		}
-		v = hl
+		v = predictionHullLine{predictionLine: v.(predictionLine), StabilityRecord: p.StabilityRecord()}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write %s: %w", p.file, err)
+		return fmt.Errorf("write %s: %w", p.File, err)
 	}
 	return nil
 }
 
 // writePredictionText writes one line per structure; an unreadable file
 // goes to errw.
-func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
-	r := p.result
-	if p.readErr != nil {
-		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.file, r.Reasons[0].Code, p.readErr)
+func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
+	r := p.Result
+	if p.Err != nil {
+		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.File, r.Reasons[0].Code, p.Err)
 		return err
 	}
-	parts := []string{p.file, r.Formula}
+	parts := []string{p.File, r.Formula}
 	if r.Known {
 		parts = append(parts, "known")
 	} else {
@@ -285,7 +192,7 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 	} else {
 		parts = append(parts, "invalid: "+reasonsText(r.Reasons))
 	}
-	for _, name := range propertyOrder(r.Properties) {
+	for _, name := range r.PropertyNames() {
 		parts = append(parts, valueText(name, r.Properties[name]))
 	}
 	if withHull && r.Stability != nil {
@@ -293,7 +200,7 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
 	}
-	if rl := p.relaxed.Summary(); rl != nil {
+	if rl := relaxed.Summary(); rl != nil {
 		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
 			rl.Converged, rl.Steps, optText(rl.FormationEnergyPerAtom, "eV/atom"), optText(rl.EAboveHull, "eV/atom")))
 	}
@@ -302,17 +209,6 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 	}
 	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
 	return err
-}
-
-// propertyOrder lists the properties present in registry order.
-func propertyOrder(props map[string]oracle.Value) []string {
-	var out []string
-	for _, name := range task.PropertyNames() {
-		if _, ok := props[name]; ok {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)" or
