@@ -2,10 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +57,7 @@ stress (3×3).
 				return err
 			}
 			res := c.PointFiles(args, workerCount(workers))
-			return writeResults(cmd, "energy", asJSON, res, func(i int) any { return res[i].PointRecord() }, writeEnergyText)
+			return writeResults(cmd, "energy", asJSON, res, func(i int) any { return res[i].PointRecord() }, energy.FileResult.PointLine)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
@@ -139,7 +137,7 @@ data/mp_elemental_reference_entries.json.gz, the hull the reference tables.`,
 					written[i], res[i].Err = energy.WriteStructureFiles(out, name, "relaxed with M3GNet from "+res[i].File, res[i].Relaxed.Structure)
 				}
 			}
-			return writeResults(cmd, "relax", asJSON, res, func(i int) any { return res[i].RelaxedRecord(written[i]) }, writeRelaxedText)
+			return writeResults(cmd, "relax", asJSON, res, func(i int) any { return res[i].RelaxedRecord(written[i]) }, energy.FileResult.RelaxedLine)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
@@ -176,7 +174,7 @@ func workerCount(n int) int {
 // writeResults writes a line per file, the record with --json and text
 // otherwise (a failure to standard error), and returns exit status 1 when
 // some failed.
-func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.FileResult, record func(i int) any, text func(io.Writer, energy.FileResult) error) error {
+func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.FileResult, record func(i int) any, text func(energy.FileResult) string) error {
 	failed := 0
 	for i, r := range res {
 		var err error
@@ -186,7 +184,7 @@ func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.Fil
 		case r.Err != nil:
 			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", r.File, r.Err)
 		default:
-			err = text(cmd.OutOrStdout(), r)
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), text(r))
 		}
 		if err != nil {
 			return err
@@ -199,27 +197,6 @@ func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.Fil
 		return &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, len(res))}
 	}
 	return nil
-}
-
-func writeEnergyText(w io.Writer, r energy.FileResult) error {
-	p, s := r.Point, r.Point.Stress
-	_, err := fmt.Fprintf(w, "%s  %s  energy=%.6f eV  energy_per_atom=%.6f eV/atom  max_force=%.4g eV/Å  stress=[%.4g %.4g %.4g %.4g %.4g %.4g] GPa\n",
-		r.File, r.Input.Composition().ReducedFormula(), p.Energy, p.EnergyPerAtom, p.MaxForce(), s[0][0], s[1][1], s[2][2], s[1][2], s[0][2], s[0][1])
-	return err
-}
-
-func writeRelaxedText(w io.Writer, r energy.FileResult) error {
-	rec := r.RelaxedRecord(nil).(energy.RelaxedRecord)
-	a, b, c, al, be, ga := r.Relaxed.Structure.Lattice.Parameters()
-	parts := []string{r.File, rec.Formula, fmt.Sprintf("converged=%v steps=%d", rec.Converged, rec.Steps),
-		fmt.Sprintf("energy_per_atom=%.6f eV/atom", rec.EnergyPerAtom),
-		"formation_energy_per_atom=" + optText(rec.FormationEnergyPerAtom, "eV/atom"), "e_above_hull=" + optText(rec.EAboveHull, "eV/atom"),
-		fmt.Sprintf("abc=%.4f %.4f %.4f Å angles=%.2f %.2f %.2f° volume=%.3f Å³", a, b, c, al, be, ga, rec.Volume)}
-	if len(rec.Warnings) > 0 {
-		parts = append(parts, "warning: "+strings.Join(rec.Warnings, "; "))
-	}
-	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
-	return err
 }
 
 func optText(v *float64, unit string) string {

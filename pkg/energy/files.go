@@ -197,3 +197,36 @@ func (r *Relaxed) Summary() *Summary {
 	}
 	return s
 }
+
+// PointLine is a single point as "crucible energy" writes it: file,
+// formula, energy, energy per atom, the largest force and the stress in
+// Voigt order (xx yy zz yz xz xy).
+func (r FileResult) PointLine() string {
+	p, s := r.Point, r.Point.Stress
+	return fmt.Sprintf("%s  %s  energy=%.6f eV  energy_per_atom=%.6f eV/atom  max_force=%.4g eV/Å  stress=[%.4g %.4g %.4g %.4g %.4g %.4g] GPa",
+		r.File, r.Input.Composition().ReducedFormula(), p.Energy, p.EnergyPerAtom, p.MaxForce(), s[0][0], s[1][1], s[2][2], s[1][2], s[0][2], s[0][1])
+}
+
+// RelaxedLine is a relaxation as "crucible relax" writes it: file,
+// formula, convergence and steps, energy per atom, formation energy,
+// energy above the hull, lattice parameters and volume, warnings.
+func (r FileResult) RelaxedLine() string {
+	x := r.Relaxed
+	s := x.Summary()
+	a, b, c, al, be, ga := x.Structure.Lattice.Parameters()
+	parts := []string{r.File, x.Structure.Composition().ReducedFormula(), fmt.Sprintf("converged=%v steps=%d", x.Converged, x.Steps),
+		fmt.Sprintf("energy_per_atom=%.6f eV/atom", x.EnergyPerAtom),
+		"formation_energy_per_atom=" + optText(s.FormationEnergyPerAtom), "e_above_hull=" + optText(s.EAboveHull),
+		fmt.Sprintf("abc=%.4f %.4f %.4f Å angles=%.2f %.2f %.2f° volume=%.3f Å³", a, b, c, al, be, ga, x.Structure.Volume())}
+	if len(x.Warnings) > 0 {
+		parts = append(parts, "warning: "+strings.Join(x.Warnings, "; "))
+	}
+	return strings.Join(parts, "  ")
+}
+
+func optText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.4f eV/atom", *v)
+}
