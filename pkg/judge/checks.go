@@ -116,6 +116,29 @@ func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
 		fmt.Sprintf("meets all %d constraints", len(ev.Margins)))
 }
 
+// checkTaskRules passes iff the candidate's structure meets the task's
+// element, formula, anion and structure-family rules; the proposer and the
+// evaluator enforce them already, the judge checks the structure it was
+// given.
+func checkTaskRules(t *task.Task, ev *messages.Evaluation) outcome {
+	st, err := ev.Candidate.Structure.Crystal()
+	if err != nil {
+		return fail(CheckTaskRules, "the candidate's structure cannot be read: "+err.Error(), "unreadable structure")
+	}
+	var problems []string
+	for _, v := range t.Violations(st) {
+		problems = append(problems, v.Detail)
+	}
+	if len(problems) > 0 {
+		return fail(CheckTaskRules, strings.Join(problems, "; "), "outside the task: "+problems[0])
+	}
+	rules := append(t.Elements.Describe(), t.DescribeStructure()...)
+	if len(rules) == 0 {
+		return pass(CheckTaskRules, "the task has no element or structure rules", "no task rules to break")
+	}
+	return pass(CheckTaskRules, "meets the task's rules: "+strings.Join(rules, "; "), "obeys the task's rules")
+}
+
 // describeMargin writes "band_gap = 3.1 eV [cgcnn] against band_gap ≥ 2.5
 // eV: Φ = 0.24".
 func describeMargin(t *task.Task, ev *messages.Evaluation, m messages.Margin) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // Item is one structure to evaluate.
@@ -400,13 +401,15 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		})
 	}
 	feasible := o.Valid && res.Feasible
-	if comp, err := crystal.ParseFormula(c.Formula); err == nil {
-		if reasons := spec.Task.Check(comp); len(reasons) > 0 {
-			feasible = false
-			for _, r := range reasons {
-				ev.Reasons = append(ev.Reasons, messages.Reason{Code: "element_rule", Detail: r})
-			}
-		}
+	var violations []task.Violation
+	if st, err := c.Structure.Crystal(); err == nil {
+		violations = spec.Task.Violations(st)
+	} else if comp, err := crystal.ParseFormula(c.Formula); err == nil {
+		violations = spec.Task.CompositionViolations(comp)
+	}
+	for _, v := range violations {
+		feasible = false
+		ev.Reasons = append(ev.Reasons, messages.Reason{Code: v.Rule, Detail: v.Detail})
 	}
 	if !o.Valid {
 		ev.Score = -1
