@@ -152,6 +152,9 @@ type predictionValue struct {
 	Source      string   `json:"source"`
 	Uncertainty float64  `json:"uncertainty"`
 	Surrogate   *float64 `json:"surrogate,omitempty"`
+	// MetalProbability and Metallic: the metal rule, on a CGCNN band gap.
+	MetalProbability *float64 `json:"metal_probability,omitempty"`
+	Metallic         bool     `json:"metallic,omitempty"`
 }
 
 type predictionLine struct {
@@ -188,7 +191,8 @@ func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 		line.Reasons = []oracle.Reason{}
 	}
 	for name, v := range r.Properties {
-		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
+		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate,
+			MetalProbability: v.MetalProbability, Metallic: v.Metallic}
 	}
 	var v any = line
 	if withHull {
@@ -265,8 +269,14 @@ func valueText(name string, v oracle.Value) string {
 		s += " " + v.Unit
 	}
 	s += " (" + string(v.Source)
-	if v.Surrogate != nil {
+	switch {
+	case v.Metallic:
+		s += fmt.Sprintf("; metal, P(metal) %.3g; gap model %.4g", *v.MetalProbability, *v.Surrogate)
+	case v.Surrogate != nil:
 		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
+	}
+	if !v.Metallic && v.MetalProbability != nil {
+		s += fmt.Sprintf("; P(metal) %.3g", *v.MetalProbability)
 	}
 	return s + ")"
 }

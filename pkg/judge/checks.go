@@ -90,6 +90,11 @@ func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
 		case !(m.Margin >= 0):
 			problems = append(problems, fmt.Sprintf("%s misses its bound (Φ = %.4g)", m.Property, m.Margin))
 		}
+		// The metal rule: a band-gap constraint is met only by a structure
+		// the metal classifier calls non-metallic.
+		if pv, ok := ev.Properties[m.Property]; ok && pv.Metallic && !m.Missing {
+			problems = append(problems, m.Property+": a metal by CGCNN's classifier"+metalText(pv))
+		}
 	}
 	for _, c := range t.Constraints {
 		if !byProperty[c.Property] {
@@ -172,7 +177,18 @@ func valueText(name string, ev *messages.Evaluation) string {
 	if pv.Uncertainty > 0 {
 		src += fmt.Sprintf(" ± %.4g", pv.Uncertainty)
 	}
+	if pv.MetalProbability != nil {
+		src += metalText(pv)
+	}
 	return s + " [" + src + "]"
+}
+
+// metalText writes " (P(metal) = 0.93)", empty without a probability.
+func metalText(pv messages.PropertyValue) string {
+	if pv.MetalProbability == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (P(metal) = %.3g)", *pv.MetalProbability)
 }
 
 func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64) outcome {

@@ -517,3 +517,16 @@ func TestJudgeTaskRules(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeMetal: a band gap the metal classifier voids fails the
+// constraints check, whatever the margin says.
+func TestJudgeMetal(t *testing.T) {
+	ev, spec := accepted(t), electrolyteSpec(t)
+	gap := ev.Properties["band_gap"]
+	gap.Metallic, gap.MetalProbability = true, ptr(0.8)
+	setProperty(ev, "band_gap", gap)
+	v := Judge(spec, ev, Options{}, judgedAt)
+	if v.Accepted || !slices.ContainsFunc(v.Reasons, func(r string) bool { return strings.Contains(r, "a metal by CGCNN's classifier (P(metal) = 0.8)") }) {
+		t.Errorf("accepted %v, reasons %q", v.Accepted, v.Reasons)
+	}
+}

@@ -19,8 +19,16 @@ type PropertyValue struct {
 	// Uncertainty because neighbours of different elements tie at CGCNN's
 	// twelfth-neighbour cut (oracle.Value.TieSpread), in Unit.
 	TieSpread float64 `json:"tie_spread,omitempty"`
-	// Surrogate is the surrogate's value where a reference value won.
+	// Surrogate is the surrogate's value where a reference value won, or
+	// the band-gap model's value where the metal rule set the gap to 0.
 	Surrogate *float64 `json:"surrogate,omitempty"`
+	// MetalProbability, on a surrogate band gap, is CGCNN's metal
+	// classifier's probability that the structure is a metal.
+	MetalProbability *float64 `json:"metal_probability,omitempty"`
+	// Metallic, on a surrogate band gap, marks a structure the classifier
+	// calls a metal (probability ≥ 0.5): the gap is reported as 0 and no
+	// band-gap constraint is met.
+	Metallic bool `json:"metallic,omitempty"`
 }
 
 // Margin is one constraint's signed, clipped margin Φ (LLEMA App. B.2).

@@ -294,6 +294,7 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[name] = v
 		}
 	}
+	MetalRule(res.Properties)
 	if req.Hull {
 		st, warn := o.stability(req.Structure.Composition(), res.Formula, res.Properties, req.Extra)
 		res.Stability = st

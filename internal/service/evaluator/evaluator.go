@@ -401,6 +401,14 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		})
 	}
 	feasible := o.Valid && res.Feasible
+	// The metal rule: a band-gap constraint is met only by a structure the
+	// metal classifier calls non-metallic (oracle.MetalRule), whatever the
+	// bound.
+	if gap, ok := o.Properties["band_gap"]; ok && gap.Metallic && constrains(spec.Task, "band_gap") {
+		feasible = false
+		ev.Reasons = append(ev.Reasons, messages.Reason{Code: "metallic",
+			Detail: fmt.Sprintf("a metal by CGCNN's classifier (P(metal) = %.3g ≥ 0.5): its band gap is 0", deref(gap.MetalProbability))})
+	}
 	var violations []task.Violation
 	if st, err := c.Structure.Crystal(); err == nil {
 		violations = spec.Task.Violations(st)
@@ -418,4 +426,21 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= spec.StabilityThreshold
 	ev.Novel = o.Valid && !o.Known && !c.Seed
 	return ev
+}
+
+// constrains reports whether the task constrains the property.
+func constrains(t task.Task, property string) bool {
+	for _, c := range t.Constraints {
+		if c.Property == property {
+			return true
+		}
+	}
+	return false
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }

@@ -74,7 +74,8 @@ func outcome(r *oracle.Result) Outcome {
 	sort.Strings(names)
 	for _, name := range names {
 		v := r.Properties[name]
-		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
+		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate,
+			MetalProbability: v.MetalProbability, Metallic: v.Metallic}
 	}
 	if s := r.Stability; s != nil {
 		e, h := s.EAboveHull, s.HullEnergy

@@ -75,3 +75,27 @@ func TestScore(t *testing.T) {
 		})
 	}
 }
+
+// TestScoreMetalRule: a band-gap constraint is met only by a structure the
+// metal classifier calls non-metallic, even one a metal's gap of 0 would
+// satisfy.
+func TestScoreMetalRule(t *testing.T) {
+	sp := spec(t, task.Task{Name: "t", Constraints: []task.Constraint{task.AtMost("band_gap", 1)}})
+	for _, tc := range []struct {
+		name     string
+		gap      messages.PropertyValue
+		feasible bool
+	}{
+		{"non-metal", messages.PropertyValue{Value: 0.5, Source: "cgcnn", MetalProbability: f(0.2)}, true},
+		{"metal", messages.PropertyValue{Value: 0, Source: "cgcnn", MetalProbability: f(0.9), Metallic: true, Surrogate: f(1.7)}, false},
+	} {
+		out := Outcome{Valid: true, Properties: map[string]messages.PropertyValue{"band_gap": tc.gap}, EAboveHull: f(0)}
+		ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "NaCl"}, &out)
+		if ev.Feasible != tc.feasible {
+			t.Errorf("%s: feasible %v, want %v (%v)", tc.name, ev.Feasible, tc.feasible, ev.Reasons)
+		}
+		if !tc.feasible && (len(ev.Reasons) != 1 || ev.Reasons[0].Code != "metallic") {
+			t.Errorf("%s: reasons %v", tc.name, ev.Reasons)
+		}
+	}
+}
