@@ -33,7 +33,10 @@ and shear modulus, Poisson ratio, Fermi energy and metal probability, each
 with the model's published test MAE as its uncertainty (moduli: propagated
 from log10 GPa); the reference value instead when the reduced formula is in
 the Materials Project tables (the candidate is then "known", and the CGCNN
-value is shown beside it); the dielectric constant for known compounds
+value is shown beside it); a CGCNN band gap carries the metal classifier's
+probability (metal_probability) and is 0 for a structure the classifier
+calls a metal (P(metal) ≥ 0.5; metallic: true, the gap model's value as
+surrogate); the dielectric constant for known compounds
 only; density and volume per atom exactly from the structure. With --hull,
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
@@ -56,7 +59,8 @@ With --json, one object per line with the keys file (as given), formula,
 class (null for an unreadable file), valid, predicted (false when only
 structure properties were computed), known, oxidation_states (when an
 assignment was found), reasons ([{code, detail}]), warnings, properties
-({name: {value, unit, source, uncertainty[, surrogate]}}), and with --hull
+({name: {value, unit, source, uncertainty[, surrogate, metal_probability,
+metallic]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
