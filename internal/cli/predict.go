@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/oracle"
 	"github.com/crucible-sci/crucible/pkg/task"
@@ -30,8 +31,9 @@ func newPredictCmd() *cobra.Command {
 {formula, lattice, species, coords}) with Crucible's oracle, as the evaluator
 does: validity checks; CGCNN predictions of formation energy, band gap, bulk
 and shear modulus, Poisson ratio, Fermi energy and metal probability, each
-with the model's published test MAE as its uncertainty (moduli: propagated
-from log10 GPa); the reference value instead when the reduced formula is in
+with its calibrated standard error as its uncertainty when a calibration is
+found ("crucible calibrate --help"), else the model's published test MAE
+(moduli: propagated from log10 GPa); the reference value instead when the reduced formula is in
 the Materials Project tables (the candidate is then "known", and the CGCNN
 value is shown beside it); a CGCNN band gap carries the metal classifier's
 probability (metal_probability) and is 0 for a structure the classifier
@@ -74,7 +76,7 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			o, err := oracle.Open(d, oracle.Options{Workers: workers})
+			o, _, err := wire.Oracle(d, workers)
 			if err != nil {
 				return err
 			}
@@ -159,6 +161,8 @@ type predictionValue struct {
 	// MetalProbability and Metallic: the metal rule, on a CGCNN band gap.
 	MetalProbability *float64 `json:"metal_probability,omitempty"`
 	Metallic         bool     `json:"metallic,omitempty"`
+	// Calibrated: the measured error, when a calibration is in use.
+	Calibrated *oracle.Calibrated `json:"calibrated,omitempty"`
 }
 
 type predictionLine struct {
@@ -196,7 +200,7 @@ func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 	}
 	for name, v := range r.Properties {
 		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate,
-			MetalProbability: v.MetalProbability, Metallic: v.Metallic}
+			MetalProbability: v.MetalProbability, Metallic: v.Metallic, Calibrated: v.Calibrated}
 	}
 	var v any = line
 	if withHull {

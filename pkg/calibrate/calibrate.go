@@ -346,3 +346,39 @@ func (c *Calibration) Check(modelDir string, checkpoints []string) error {
 	}
 	return nil
 }
+
+// ForOracle is the tier's calibration as oracle.Options.Calibration takes
+// it; nil when the tier is not calibrated.
+func (c *Calibration) ForOracle(tier string) map[string]oracle.Calibrated {
+	if c == nil {
+		return nil
+	}
+	t, ok := c.Tiers[tier]
+	if !ok {
+		return nil
+	}
+	out := map[string]oracle.Calibrated{}
+	for name, s := range t.Properties {
+		if s.N > 0 {
+			out[name] = oracle.Calibrated{Tier: tier, MAE: s.MAE, Bias: s.Bias, Q68: s.Q68, Q95: s.Q95}
+		}
+	}
+	return out
+}
+
+// ForData finds the calibration of a data directory (Find) and checks it
+// against the checkpoints in use (Check). No calibration is not an error:
+// the result is then nil, and the oracle keeps the published errors.
+func ForData(dataDir, modelDir string, checkpoints []string) (*Calibration, string, error) {
+	c, path, err := Find(dataDir)
+	if errors.Is(err, ErrNoCalibration) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, path, err
+	}
+	if err := c.Check(modelDir, checkpoints); err != nil {
+		return nil, path, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, path, nil
+}

@@ -191,7 +191,7 @@ func metalText(pv messages.PropertyValue) string {
 	return fmt.Sprintf(" (P(metal) = %.3g)", *pv.MetalProbability)
 }
 
-func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64) outcome {
+func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float64) outcome {
 	if ev.EAboveHull == nil {
 		return fail(CheckThermodynamics, "no energy above hull: the oracle could not place the candidate on a convex hull", "no energy above hull")
 	}
@@ -205,6 +205,17 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64)
 		hullText = fmt.Sprintf("; hull energy at its composition %.4g eV/atom", *ev.HullEnergy)
 	}
 	src, sigma := energySource(ev)
+	if c := ev.EAboveHullCalibrated; c != nil && c.Q68 > 0 {
+		// A calibrated E_hull must clear the threshold by k σ.
+		sigma = c.Q68
+		src = fmt.Sprintf("hull of a surrogate formation energy, calibrated σ %.4g eV/atom", sigma)
+		if e > threshold-k*sigma && e <= threshold {
+			return fail(CheckThermodynamics,
+				fmt.Sprintf("E_hull = %.4g eV/atom (%s) is within %g calibrated standard errors of the stability threshold %.4g eV/atom (needs ≤ %.4g); competing phases %s",
+					e, src, k, threshold, threshold-k*sigma, phases),
+				fmt.Sprintf("not stable by %gσ: E_hull %.4g > %.4g eV/atom", k, e, threshold-k*sigma))
+		}
+	}
 	switch {
 	case e > threshold:
 		return fail(CheckThermodynamics,

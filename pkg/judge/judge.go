@@ -101,12 +101,17 @@ func fail(name, detail, reason string) outcome {
 //     formula, anion and structure-family rules (task.Task.Violations),
 //     checked again on the structure itself;
 //  4. thermodynamics: the energy above hull is known, at most the
-//     campaign's stability threshold, and not below −SuspiciousBelowHull;
+//     campaign's stability threshold (less k calibrated standard errors
+//     when the evaluation carries a calibration), and not below
+//     −SuspiciousBelowHull;
 //     the competing phases (the decomposition at the candidate's
 //     composition) are named;
 //  5. property confidence: every constrained property that comes from a
-//     surrogate clears its bound by at least K·σ, σ the surrogate's MAE
-//     (see ConfidenceMargin); reference and structure values are exact;
+//     surrogate clears its bound by at least k·σ, σ its calibrated
+//     standard error where the evaluation carries one, else the
+//     surrogate's published MAE (see ConfidenceMargin), k the larger of
+//     the campaign's confidence_k and Options.ConfidenceK;
+//     reference and structure values are exact;
 //  6. novelty: the formula is not in the reference data, the candidate is
 //     not a seed, and no earlier candidate of the campaign had the same
 //     formula and structure.
@@ -140,12 +145,15 @@ func Judge(spec *messages.CampaignSpec, ev *messages.Evaluation, o Options, now 
 		threshold = messages.DefaultStabilityThreshold
 	}
 
+	// The larger of the campaign's k and the judge's: the judge never
+	// asks less than the campaign's screen did, and may ask more.
+	k := max(o.ConfidenceK, sp.ConfidenceK)
 	outcomes := []outcome{
 		checkValidity(ev),
 		checkConstraints(&sp.Task, ev),
 		checkTaskRules(&sp.Task, ev),
-		checkThermodynamics(ev, threshold, o.SuspiciousBelowHull),
-		checkConfidence(spec, ev, o.ConfidenceK),
+		checkThermodynamics(ev, threshold, o.SuspiciousBelowHull, k),
+		checkConfidence(spec, ev, k),
 		checkNovelty(ev),
 	}
 	v.Accepted = true

@@ -530,3 +530,18 @@ func TestJudgeMetal(t *testing.T) {
 		t.Errorf("accepted %v, reasons %q", v.Accepted, v.Reasons)
 	}
 }
+
+// TestJudgeCalibratedStability: a calibrated energy above hull must clear
+// the threshold by k σ.
+func TestJudgeCalibratedStability(t *testing.T) {
+	ev, spec := accepted(t), electrolyteSpec(t)
+	ev.EAboveHullCalibrated = &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+	v := Judge(spec, ev, Options{}, judgedAt)
+	if v.Accepted || !slices.ContainsFunc(v.Reasons, func(r string) bool { return strings.HasPrefix(r, "not stable by 1σ") }) {
+		t.Errorf("accepted %v, reasons %q", v.Accepted, v.Reasons)
+	}
+	ev.EAboveHullCalibrated.Q68 = 0.05 // 0.021 ≤ 0.1 − 0.05
+	if v := Judge(spec, ev, Options{}, judgedAt); !v.Accepted {
+		t.Errorf("rejected: %q", v.Reasons)
+	}
+}

@@ -502,3 +502,33 @@ func TestMetalsHaveNoGap(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibration: with a calibration, surrogate values of a novel
+// compound carry it and its Q68 as their uncertainty, and so does an
+// energy above hull resting on a surrogate formation energy.
+func TestCalibration(t *testing.T) {
+	o := testOracle(t)
+	cal := map[string]Calibrated{
+		"formation_energy_per_atom": {Tier: "screen", MAE: 0.18, Q68: 0.17, Q95: 0.6},
+		"band_gap":                  {Tier: "screen", MAE: 0.5, Q68: 0.52, Q95: 2},
+		"e_above_hull":              {Tier: "screen", MAE: 0.18, Q68: 0.17, Q95: 0.6},
+	}
+	co, err := New(o.Reference(), o.set, Options{Calibration: cal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := evaluate(t, co, Request{Structure: crystaltest.Build(t, "perovskite", unknownFormula), Hull: true})[0]
+	ef := r.Properties["formation_energy_per_atom"]
+	if ef.Calibrated == nil || ef.Uncertainty != 0.17 {
+		t.Errorf("formation energy: %+v", ef)
+	}
+	if gap := r.Properties["band_gap"]; !gap.Metallic && (gap.Calibrated == nil || gap.Uncertainty != 0.52) {
+		t.Errorf("band gap: %+v", gap)
+	}
+	if bm := r.Properties["bulk_modulus"]; bm.Calibrated != nil || bm.Uncertainty == 0 {
+		t.Errorf("uncalibrated bulk modulus: %+v", bm)
+	}
+	if r.Stability == nil || r.Stability.Calibrated == nil || r.Stability.Calibrated.Q68 != 0.17 {
+		t.Errorf("stability: %+v", r.Stability)
+	}
+}

@@ -48,6 +48,36 @@ type Value struct {
 	// Metallic, on a CGCNN band gap, marks a structure the classifier
 	// calls a metal (MetalProbability ≥ MetalThreshold): Value is 0.
 	Metallic bool `json:"metallic,omitempty"`
+	// Calibrated is the measured error of this tier for the property
+	// (Options.Calibration), on a surrogate value: Uncertainty is then
+	// its Q68 instead of the published MAE.
+	Calibrated *Calibrated `json:"calibrated,omitempty"`
+}
+
+// Calibrated is a property's error measured on known compounds built as
+// candidates are (pkg/calibrate), in the property's unit: mean absolute
+// error, bias (mean of prediction − reference), and the 68 % and 95 %
+// quantiles of the absolute error. Q68 is the calibrated standard error.
+type Calibrated struct {
+	Tier string  `json:"tier"`
+	MAE  float64 `json:"mae"`
+	Bias float64 `json:"bias"`
+	Q68  float64 `json:"q68"`
+	Q95  float64 `json:"q95"`
+}
+
+// calibrate gives the surrogate values of props their calibrated errors:
+// Uncertainty becomes Q68 (a metal's band gap of 0 keeps none).
+func calibrate(props map[string]Value, cal map[string]Calibrated) {
+	for name, v := range props {
+		c, ok := cal[name]
+		if !ok || v.Source != SourceCGCNN || v.Metallic || name == "metal_probability" {
+			continue
+		}
+		v.Calibrated = &c
+		v.Uncertainty = c.Q68
+		props[name] = v
+	}
 }
 
 // MetalThreshold is the metal classifier's probability at or above which

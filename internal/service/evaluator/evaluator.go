@@ -23,6 +23,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -52,6 +53,9 @@ type Outcome struct {
 	EAboveHull    *float64
 	HullEnergy    *float64
 	Decomposition map[string]float64
+	// EAboveHullCalibrated is EAboveHull's calibrated error, when it rests
+	// on a calibrated surrogate formation energy.
+	EAboveHullCalibrated *messages.Calibrated
 }
 
 // Oracle evaluates a batch of structures. It must return one outcome per
@@ -375,7 +379,7 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 	ev := &messages.Evaluation{
 		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
 		Valid: o.Valid, Reasons: o.Reasons, Warnings: o.Warnings, OxidationStates: o.OxidationStates, Properties: o.Properties,
-		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition,
+		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition, EAboveHullCalibrated: o.EAboveHullCalibrated,
 		Known: o.Known, EvaluatedAt: time.Now().UTC(), Unsupported: spec.Task.Unsupported(),
 	}
 	lookup := func(name string) (float64, bool) {
@@ -422,8 +426,27 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 	if !o.Valid {
 		ev.Score = -1
 	}
+	// Calibrated errors: a surrogate value meets its constraint, and an
+	// energy above hull the stability threshold, only by k calibrated
+	// standard errors (the campaign's confidence_k).
+	k := spec.EffectiveConfidenceK()
+	for _, c := range spec.Task.Constraints {
+		pv, ok := o.Properties[c.Property]
+		if !ok || pv.Calibrated == nil || !o.Valid {
+			continue
+		}
+		if d := judge.ConfidenceMargin(c, pv.Value); d < k*pv.Calibrated.Q68 {
+			feasible = false
+			ev.Reasons = append(ev.Reasons, messages.Reason{Code: "within_calibrated_error",
+				Detail: fmt.Sprintf("%s = %.4g is %.4g from its bound (%s), less than %g × its calibrated error %.4g", c.Property, pv.Value, d, c.String(), k, pv.Calibrated.Q68)})
+		}
+	}
+	threshold := spec.StabilityThreshold
+	if c := o.EAboveHullCalibrated; c != nil {
+		threshold -= k * c.Q68
+	}
 	ev.Feasible = feasible
-	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= spec.StabilityThreshold
+	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= threshold
 	ev.Novel = o.Valid && !o.Known && !c.Seed
 	return ev
 }
