@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/oracle"
@@ -30,10 +31,14 @@ func newPredictCmd() *cobra.Command {
 {formula, lattice, species, coords}) with Crucible's oracle, as the evaluator
 does: validity checks; CGCNN predictions of formation energy, band gap, bulk
 and shear modulus, Poisson ratio, Fermi energy and metal probability, each
-with the model's published test MAE as its uncertainty (moduli: propagated
-from log10 GPa); the reference value instead when the reduced formula is in
-the Materials Project tables (the candidate is then "known", and the CGCNN
-value is shown beside it); the dielectric constant for known compounds
+with its calibrated standard error as its uncertainty when a calibration is
+found ("crucible calibrate --help"), else the model's published test MAE
+(moduli: propagated from log10 GPa); the reference value instead when the
+reduced formula is in the Materials Project tables (the candidate is then
+"known", and the CGCNN value is shown beside it); a CGCNN band gap carries
+the metal classifier's probability (metal_probability) and is 0 for a
+structure the classifier calls a metal (P(metal) ≥ 0.5; metallic: true, the
+gap model's value as surrogate); the dielectric constant for known compounds
 only; density and volume per atom exactly from the structure. With --hull,
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
@@ -56,7 +61,8 @@ With --json, one object per line with the keys file (as given), formula,
 class (null for an unreadable file), valid, predicted (false when only
 structure properties were computed), known, oxidation_states (when an
 assignment was found), reasons ([{code, detail}]), warnings, properties
-({name: {value, unit, source, uncertainty[, surrogate]}}), and with --hull
+({name: {value, unit, source, uncertainty[, surrogate, metal_probability,
+metallic, calibrated]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
@@ -79,7 +85,7 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			o, err := oracle.Open(d, oracle.Options{Workers: workers})
+			o, _, err := wire.Oracle(d, workers)
 			if err != nil {
 				return err
 			}
@@ -222,8 +228,14 @@ func valueText(name string, v oracle.Value) string {
 		s += " " + v.Unit
 	}
 	s += " (" + string(v.Source)
-	if v.Surrogate != nil {
+	switch {
+	case v.Metallic:
+		s += fmt.Sprintf("; metal, P(metal) %.3g; gap model %.4g", *v.MetalProbability, *v.Surrogate)
+	case v.Surrogate != nil:
 		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
+	}
+	if !v.Metallic && v.MetalProbability != nil {
+		s += fmt.Sprintf("; P(metal) %.3g", *v.MetalProbability)
 	}
 	return s + ")"
 }

@@ -152,7 +152,7 @@ func TestPredictText(t *testing.T) {
 			t.Errorf("NaCl line lacks %q:\n%s", want, lines[0])
 		}
 	}
-	for _, want := range []string{"  RbSrBr3  novel  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn)", "bulk_modulus=", " GPa (cgcnn)"} {
+	for _, want := range []string{"  RbSrBr3  novel  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn; P(metal) ", "bulk_modulus=", " GPa (cgcnn)"} {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("RbSrBr3 line lacks %q:\n%s", want, lines[1])
 		}

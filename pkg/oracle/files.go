@@ -95,6 +95,12 @@ type RecordValue struct {
 	Source      string   `json:"source"`
 	Uncertainty float64  `json:"uncertainty"`
 	Surrogate   *float64 `json:"surrogate,omitempty"`
+	// MetalProbability and Metallic: the metal rule, on a CGCNN band gap
+	// (MetalRule).
+	MetalProbability *float64 `json:"metal_probability,omitempty"`
+	Metallic         bool     `json:"metallic,omitempty"`
+	// Calibrated is the measured error, when a calibration is in use.
+	Calibrated *Calibrated `json:"calibrated,omitempty"`
 }
 
 // StabilityRecord is the stability of a FileResult as "crucible predict
@@ -120,7 +126,8 @@ func (f FileResult) Record() FileRecord {
 		rec.Reasons = []Reason{}
 	}
 	for name, v := range r.Properties {
-		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
+		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate,
+			MetalProbability: v.MetalProbability, Metallic: v.Metallic, Calibrated: v.Calibrated}
 	}
 	return rec
 }

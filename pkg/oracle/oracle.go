@@ -47,6 +47,10 @@ type Options struct {
 	// CGCNN even for a known formula (Known is still reported). For
 	// studies of the surrogates, and LLEMA's ablation of the oracle (§4.3).
 	SurrogateOnly bool
+	// Calibration maps a property (and "e_above_hull") to its measured
+	// error in this oracle's tier (pkg/calibrate): surrogate values carry
+	// it, and their Uncertainty is its Q68. Nil keeps the published MAEs.
+	Calibration map[string]Calibrated
 }
 
 // Oracle evaluates candidate structures. It is safe for concurrent use.

@@ -35,7 +35,9 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // Item is one structure to evaluate.
@@ -63,6 +65,9 @@ type Outcome struct {
 	EAboveHull    *float64
 	HullEnergy    *float64
 	Decomposition map[string]float64
+	// EAboveHullCalibrated is EAboveHull's calibrated error, when it rests
+	// on a calibrated surrogate formation energy.
+	EAboveHullCalibrated *messages.Calibrated
 }
 
 // Oracle evaluates a batch of structures. It must return one outcome per
@@ -471,7 +476,7 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 	ev := &messages.Evaluation{
 		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
 		Valid: o.Valid, Reasons: o.Reasons, Warnings: o.Warnings, OxidationStates: o.OxidationStates, Properties: o.Properties,
-		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition,
+		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition, EAboveHullCalibrated: o.EAboveHullCalibrated,
 		Known: o.Known, EvaluatedAt: time.Now().UTC(), Unsupported: spec.Task.Unsupported(),
 	}
 	lookup := func(name string) (float64, bool) {
@@ -497,19 +502,65 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		})
 	}
 	feasible := o.Valid && res.Feasible
-	if comp, err := crystal.ParseFormula(c.Formula); err == nil {
-		if reasons := spec.Task.Check(comp); len(reasons) > 0 {
-			feasible = false
-			for _, r := range reasons {
-				ev.Reasons = append(ev.Reasons, messages.Reason{Code: reasonElementRule, Detail: r})
-			}
-		}
+	// The metal rule: a band-gap constraint is met only by a structure the
+	// metal classifier calls non-metallic (oracle.MetalRule), whatever the
+	// bound.
+	if gap, ok := o.Properties["band_gap"]; ok && gap.Metallic && constrains(spec.Task, "band_gap") {
+		feasible = false
+		ev.Reasons = append(ev.Reasons, messages.Reason{Code: "metallic",
+			Detail: fmt.Sprintf("a metal by CGCNN's classifier (P(metal) = %.3g ≥ 0.5): its band gap is 0", deref(gap.MetalProbability))})
+	}
+	var violations []task.Violation
+	if st, err := c.Structure.Crystal(); err == nil {
+		violations = spec.Task.Violations(st)
+	} else if comp, err := crystal.ParseFormula(c.Formula); err == nil {
+		violations = spec.Task.CompositionViolations(comp)
+	}
+	for _, v := range violations {
+		feasible = false
+		ev.Reasons = append(ev.Reasons, messages.Reason{Code: v.Rule, Detail: v.Detail})
 	}
 	if !o.Valid {
 		ev.Score = -1
 	}
+	// Calibrated errors: a surrogate value meets its constraint, and an
+	// energy above hull the stability threshold, only by k calibrated
+	// standard errors (the campaign's confidence_k).
+	k := spec.EffectiveConfidenceK()
+	for _, c := range spec.Task.Constraints {
+		pv, ok := o.Properties[c.Property]
+		if !ok || pv.Calibrated == nil || !o.Valid {
+			continue
+		}
+		if d := judge.ConfidenceMargin(c, pv.Value); d < k*pv.Calibrated.Q68 {
+			feasible = false
+			ev.Reasons = append(ev.Reasons, messages.Reason{Code: "within_calibrated_error",
+				Detail: fmt.Sprintf("%s = %.4g is %.4g from its bound (%s), less than %g × its calibrated error %.4g", c.Property, pv.Value, d, c.String(), k, pv.Calibrated.Q68)})
+		}
+	}
+	threshold := spec.StabilityThreshold
+	if c := o.EAboveHullCalibrated; c != nil {
+		threshold -= k * c.Q68
+	}
 	ev.Feasible = feasible
-	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= spec.StabilityThreshold
+	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= threshold
 	ev.Novel = o.Valid && !o.Known && !c.Seed
 	return ev
+}
+
+// constrains reports whether the task constrains the property.
+func constrains(t task.Task, property string) bool {
+	for _, c := range t.Constraints {
+		if c.Property == property {
+			return true
+		}
+	}
+	return false
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }
