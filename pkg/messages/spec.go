@@ -32,8 +32,8 @@ type SpecSource struct {
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
 	// ID, Budget, Islands, BatchSize, Episodes, TopK, Seed,
-	// StabilityThreshold and Generator's Kind, Model, Temperature and
-	// MaxLLMCalls replace the spec's; the others are ignored.
+	// StabilityThreshold, Generator's Kind, Model, Temperature and
+	// MaxLLMCalls and Reflector's Mode and Model replace the spec's; the others are ignored.
 	Set CampaignSpec
 }
 
@@ -125,6 +125,12 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	}
 	if o.Generator.Model != "" {
 		c.Generator.Model = o.Generator.Model
+	}
+	if o.Reflector.Mode != "" {
+		c.Reflector.Mode = o.Reflector.Mode
+	}
+	if o.Reflector.Model != "" {
+		c.Reflector.Model = o.Reflector.Model
 	}
 	if o.Generator.Temperature != 0 {
 		c.Generator.Temperature = o.Generator.Temperature

@@ -355,7 +355,7 @@ func (r *reflection) draftLessons() {
 		r.lessons[key] = &lessonIn{key: key, kind: kind, text: text, evidence: evidence}
 	}
 	for _, c := range r.comps {
-		if c.Hits > 0 {
+		if c.Hits > 0 && r.supported(c) {
 			add(CompositionKey(c.Formula), KindComposition, fmt.Sprintf(
 				"%s%s: %s%s. Productive: explore its neighbours (isovalent substitutions, nearby stoichiometries) rather than repeat it.",
 				c.Formula, inSystem(c), outcome(c), energyRange(c)), c.Queries)
@@ -393,10 +393,41 @@ const maxLessonText = 700
 // previous version knew from elsewhere: the whole of it when the campaign
 // had not contributed, else its own earlier part.
 func (r *reflection) withEarlier(text string, base *Experience) string {
-	if e := earlierOf(base, r.in.Campaign); e != "" {
+	if e := novel(earlierOf(base, r.in.Campaign), text); e != "" {
 		text += earlierMarker + e
 	}
 	return clip(text)
+}
+
+// novel is what earlier says that text does not: its sentences, less
+// those text already holds (with or without an earlier part of its own),
+// so that a lesson never repeats itself.
+func novel(earlier, text string) string {
+	var keep []string
+	for _, s := range sentences(earlier) {
+		if !strings.Contains(text, s) && !slices.Contains(keep, s) {
+			keep = append(keep, s)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+// sentences splits a text at full stops followed by a space, and at the
+// earlier marker.
+func sentences(text string) []string {
+	var out []string
+	for _, part := range strings.Split(text, earlierMarker) {
+		for part != "" {
+			i := strings.Index(part, ". ")
+			if i < 0 {
+				out = append(out, strings.TrimSpace(part))
+				break
+			}
+			out = append(out, strings.TrimSpace(part[:i+1]))
+			part = part[i+2:]
+		}
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
 }
 
 // earlierOf is what e knows apart from the campaign's current statistics:
@@ -483,8 +514,8 @@ func (r *reflection) systemText(s string, earlier []string) string {
 	case len(productive) > 0:
 		b.WriteString(" Vary the productive stoichiometries; skip the capped ones.")
 	}
-	if len(earlier) > 0 {
-		b.WriteString(earlierMarker + strings.Join(earlier, " "))
+	if e := novel(strings.Join(earlier, " "), b.String()); e != "" {
+		b.WriteString(earlierMarker + e)
 	}
 	return clip(b.String())
 }

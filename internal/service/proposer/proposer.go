@@ -395,8 +395,12 @@ func (s *Service) input(ctx context.Context, spec *messages.CampaignSpec, req *m
 		return nil, err
 	}
 	in.Successes, in.Failures, in.Rejects = view.Successes, view.Failures, view.Rejects
-	if in.Reflections, in.Directives, err = s.store.Bank(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
-		return nil, err
+	// With the reflector off the campaign learns nothing and reads no
+	// bank: neither its own reflections nor other campaigns'.
+	if spec.Reflector.Mode != messages.ReflectorOff {
+		if in.Reflections, in.Directives, err = s.store.Bank(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
+			return nil, err
+		}
 	}
 	// LLEMA App. D.2: rules join the prompt after generation 0.
 	if req.Generation > 0 && s.cfg.RuleCount > 0 {
