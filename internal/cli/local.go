@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
+	"github.com/crucible-sci/crucible/internal/service/reflector"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/datadir"
@@ -37,6 +39,7 @@ type campaignFlags struct {
 	generator, model             string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	reflector, reflectorModel    string
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -56,6 +59,8 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
+	fl.StringVar(&f.reflector, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
+	fl.StringVar(&f.reflectorModel, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
@@ -71,6 +76,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
 			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
+			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
 		},
 	})
 	for _, is := range issues {
@@ -111,12 +117,13 @@ campaign, shows its progress and writes its results to DIR:
   discoveries/<id>.cif   their structures
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
-  prompts.jsonl          generator llm: every prompt sent and its answer
+  prompts.jsonl          generator or reflector llm: every prompt sent and
+                         its answer, by kind (propose, reflect, memory)
   summary.json           evaluated, hits, stable, discoveries, hit_rate,
                          stability_rate, memorization_rate,
                          unique_compositions, pareto_front, wall_seconds, …
 
-With --generator llm the endpoint is checked first (GET /models, else a
+With --generator llm or --reflector llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
 key or does not serve the model is refused with the reason.
 
@@ -144,8 +151,10 @@ fewer collections for a larger peak heap.`,
 			if llmClient != nil {
 				// Refuse to start against an endpoint that cannot serve the
 				// model, with the reason, rather than spend the campaign on it.
-				if err := llmClient.Check(cmd.Context(), spec.Generator.Model); err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("--generator llm: the LLM endpoint cannot serve model %q: %w", spec.Generator.Model, err)}
+				for _, m := range llmModels(spec) {
+					if err := llmClient.Check(cmd.Context(), m); err != nil {
+						return &exitError{code: 1, err: fmt.Errorf("the LLM endpoint cannot serve model %q: %w", m, err)}
+					}
 				}
 			}
 			if data == "" {
@@ -183,10 +192,13 @@ fewer collections for a larger peak heap.`,
 			opts := local.Options{
 				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
 			}
+			if llmClient != nil && spec.Reflector.Mode == messages.ReflectorLLM {
+				opts.ReflectorLLM = func(s *store.Store) reflector.LLM { return llm.NewReflector(llmClient, s, log) }
+			}
 			opts.Evaluator.Delay = delay
 			opts.Proposer = func(s *store.Store) proposer.Config {
 				po := wire.ProposerOptions{Baseline: baseline}
-				if llmClient != nil {
+				if llmClient != nil && spec.Generator.Kind == messages.GeneratorLLM {
 					// The client (and its limits) is shared by the replicas.
 					gen, err := llm.NewGenerator(llmClient, s)
 					if err == nil {
@@ -243,26 +255,46 @@ fewer collections for a larger peak heap.`,
 	return cmd
 }
 
-// localLLM builds the LLM client of a local run with --generator llm: the
-// endpoint and limits from the --llm-* flags, the model and temperature
-// from the campaign (--model, --temperature), the key from
-// CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE. Other generators need
+// localLLM builds the LLM client of a local run with --generator llm or
+// --reflector llm: the endpoint and limits from the --llm-* flags, the
+// model and temperature from the campaign (--model, --temperature), the
+// key from CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE. Otherwise
 // none.
 func localLLM(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
-	if spec.Generator.Kind != messages.GeneratorLLM {
+	models := llmModels(spec)
+	if len(models) == 0 {
+		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM {
+			return nil, errors.New("--generator llm and --reflector llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
+		}
 		return nil, nil
 	}
-	if spec.Generator.Model == "" {
-		return nil, errors.New("--generator llm needs --model NAME (and --llm-url URL for a server other than OpenAI)")
-	}
 	c := *cfg
-	c.Model, c.Temperature = spec.Generator.Model, spec.Generator.Temperature
+	c.Model, c.Temperature = models[0], spec.Generator.Temperature
 	key, err := llm.APIKeyFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	c.APIKey = key
 	return llm.NewClient(c)
+}
+
+// llmModels are the models a local run asks: the generator's and the
+// reflector's, without repeats.
+func llmModels(spec *messages.CampaignSpec) []string {
+	var out []string
+	if spec.Generator.Kind == messages.GeneratorLLM && spec.Generator.Model != "" {
+		out = append(out, spec.Generator.Model)
+	}
+	if spec.Reflector.Mode == messages.ReflectorLLM {
+		m := spec.Reflector.Model
+		if m == "" {
+			m = spec.Generator.Model
+		}
+		if m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func generatorLabel(spec *messages.CampaignSpec, baseline bool) string {

@@ -68,3 +68,75 @@ func TestLocalLLMAgainstFakeModel(t *testing.T) {
 		t.Fatalf("%d requests for %d exchanges; first %+v", len(reqs), len(lines), reqs[0])
 	}
 }
+
+// TestLocalLLMReflector: crucible local --generator llm --reflector llm
+// runs a two-episode campaign against a fake model; the prompt audit
+// holds propose, reflect and memory exchanges, each with its kind, tokens
+// and outcome; the reflections are the model's, its directives that the
+// evidence refutes dropped with the reason; the call budget counts every
+// kind.
+func TestLocalLLMReflector(t *testing.T) {
+	data := testbed.DataDir(t)
+	srv := llmtest.New(t, llmtest.Agents(5))
+	out := t.TempDir()
+	_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "16", "--episodes", "2", "--quiet", "--seed", "5",
+		"--generator", "llm", "--reflector", "llm", "--model", "fake", "--llm-url", srv.URL, "--data", data, "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, l := range readLines(t, filepath.Join(out, "prompts.jsonl")) {
+		var p messages.Prompt
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Outcome != messages.PromptAnswered || p.PromptTokens <= 0 || p.CompletionTokens <= 0 {
+			t.Errorf("%s exchange: outcome %s (%s), tokens %d + %d", p.Kind, p.Outcome, p.Error, p.PromptTokens, p.CompletionTokens)
+		}
+		kinds[p.Kind]++
+	}
+	t.Logf("exchanges by kind: %v", kinds)
+	if kinds[messages.PromptPropose] == 0 || kinds[messages.PromptReflect] != 2 || kinds[messages.PromptMemory] != 2 {
+		t.Errorf("exchanges by kind: %v, want propose, 2 reflect and 2 memory", kinds)
+	}
+	refls := readLines(t, filepath.Join(out, "reflections.jsonl"))
+	if len(refls) != 2 {
+		t.Fatalf("%d reflections, want 2", len(refls))
+	}
+	dropped := 0
+	for _, l := range refls {
+		var r messages.Reflection
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Mode != messages.ReflectorLLM || r.Fallback != "" || len(r.Bullets) < 3 || !strings.HasPrefix(r.Bullets[0], "Keep breadth:") {
+			t.Errorf("reflection: mode %s, fallback %q, bullets %q", r.Mode, r.Fallback, r.Bullets)
+		}
+		for _, d := range r.Dropped {
+			if d.Reason == "" {
+				t.Errorf("dropped without a reason: %+v", d)
+			}
+			dropped++
+		}
+	}
+	if dropped == 0 {
+		t.Error("the model's refuted directives were not dropped")
+	}
+	var sum messages.Summary
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary: %v", err)
+	}
+	if want := kinds[messages.PromptPropose] + kinds[messages.PromptReflect] + kinds[messages.PromptMemory]; sum.LLMCalls != want {
+		t.Errorf("summary counts %d LLM calls, the audit %d", sum.LLMCalls, want)
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}

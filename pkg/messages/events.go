@@ -224,6 +224,9 @@ type Reflection struct {
 	// Dropped are the directives the LLM reflector proposed that the
 	// evidence does not support, each with why.
 	Dropped []DroppedDirective `json:"dropped,omitempty"`
+	// RefusedEdits are the memory edits the LLM reflector proposed that
+	// failed their checks ("merge sys:O-Zn: merges no lesson of the bank").
+	RefusedEdits []string `json:"refused_edits,omitempty"`
 	// Fallback says why the rules stand in for the LLM reflector's answer
 	// (an endpoint failure, an unusable answer), if they do.
 	Fallback string    `json:"fallback,omitempty"`

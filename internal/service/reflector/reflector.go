@@ -60,6 +60,8 @@ type LLM interface {
 type LLMReflection struct {
 	Output  reflection.Output
 	Dropped []messages.DroppedDirective
+	// RefusedEdits are the memory edits refused, each with why.
+	RefusedEdits []string
 	// Fallback says why the rules' output stands in, if it does.
 	Fallback string
 	Prompts  []*messages.Prompt
@@ -353,7 +355,7 @@ func (s *Service) reflect(ctx context.Context, spec *messages.CampaignSpec, in *
 			if err != nil {
 				return nil, err
 			}
-			out, r.Dropped, r.Fallback = &lr.Output, lr.Dropped, lr.Fallback
+			out, r.Dropped, r.RefusedEdits, r.Fallback = &lr.Output, lr.Dropped, lr.RefusedEdits, lr.Fallback
 			if lr.Fallback == "" {
 				r.Mode = messages.ReflectorLLM
 			}
