@@ -72,3 +72,23 @@ func TestApplyEdits(t *testing.T) {
 		}
 	}
 }
+
+func TestRelevant(t *testing.T) {
+	bank := []Experience{
+		lesson("sys:Ca-F", KindSystem, "", 20),
+		lesson("comp:ZnO", KindComposition, "", 4),
+		lesson("elem:Tl", KindElement, "", 30),
+		lesson("sys:Ba-F-Mg", KindSystem, "", 6),
+		lesson("comp:MgO", KindComposition, "", 3),
+	}
+	var got []string
+	for _, e := range Relevant(bank, []string{"MgO", "BaMgF4"}, 4) {
+		got = append(got, e.Key)
+	}
+	// Ba-F-Mg and MgO match a parent exactly (the better supported
+	// first); ZnO shares O with MgO (1/3), Ca-F shares F with BaMgF4
+	// (1/4); Tl shares nothing and is cut.
+	if want := "sys:Ba-F-Mg comp:MgO comp:ZnO sys:Ca-F"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+}
