@@ -74,11 +74,12 @@ const memorySystem = MemoryMarker + `. Its experiences are lessons keyed by cont
 Keep lessons concise (at most 100 words), concrete (formulas, counts, energies) and never repeat another lesson's text. Edit only what the episode's evidence changes; no edits is a valid answer.
 
 Answer with one JSON object and nothing else:
-{"edits":[{"op":"add|modify|merge|delete","key":"…","text":"…","from":["…"],"reason":"…"}]}`
+{"edits":[{"op":"add|modify|merge|delete","key":"…","text":"…","from":["…"],"outcome":"productive|unproductive","reason":"…"}]}
+outcome: whether the lesson's subject gave hits or stable candidates (productive) or not (unproductive).`
 
 var reflectSchema = json.RawMessage(`{"type":"object","properties":{"bullets":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":5},"directives":{"type":"array","items":{"type":"object","properties":{"kind":{"type":"string","enum":["cap_composition","exclude_element","avoid_system"]},"formula":{"type":"string"},"element":{"type":"string"},"system":{"type":"string"},"limit":{"type":"integer"},"reason":{"type":"string"}},"required":["kind","reason"]}}},"required":["bullets","directives"]}`)
 
-var memorySchema = json.RawMessage(`{"type":"object","properties":{"edits":{"type":"array","items":{"type":"object","properties":{"op":{"type":"string","enum":["add","modify","merge","delete"]},"key":{"type":"string"},"text":{"type":"string"},"from":{"type":"array","items":{"type":"string"}},"reason":{"type":"string"}},"required":["op","key","reason"]}}},"required":["edits"]}`)
+var memorySchema = json.RawMessage(`{"type":"object","properties":{"edits":{"type":"array","items":{"type":"object","properties":{"op":{"type":"string","enum":["add","modify","merge","delete"]},"key":{"type":"string"},"text":{"type":"string"},"from":{"type":"array","items":{"type":"string"}},"outcome":{"type":"string","enum":["productive","unproductive"]},"reason":{"type":"string"}},"required":["op","key","reason"]}}},"required":["edits"]}`)
 
 // Bounds of the summary and of the answers.
 const (

@@ -162,6 +162,9 @@ type Edit struct {
 	Text string `json:"text,omitempty"`
 	// From are the lessons a merge replaces.
 	From []string `json:"from,omitempty"`
+	// Outcome is OutcomeProductive, OutcomeUnproductive or "" (the
+	// model's reading; anything else counts as unknown).
+	Outcome string `json:"outcome,omitempty"`
 	// Reason says why.
 	Reason string `json:"reason,omitempty"`
 }
@@ -290,7 +293,11 @@ func ApplyEdits(in Input, edits []Edit) ([]ExperienceOp, []Dropped) {
 				}
 			}
 		}
-		work[key] = r.withEvidence(Experience{Key: key, Kind: kind, Text: text, Campaigns: r.campaigns(from...)}, others, q)
+		outcome := e.Outcome
+		if outcome != OutcomeProductive && outcome != OutcomeUnproductive {
+			outcome = ""
+		}
+		work[key] = r.withEvidence(Experience{Key: key, Kind: kind, Text: text, Outcome: outcome, Campaigns: r.campaigns(from...)}, others, q)
 		why[key], reason[key] = e.Op, strings.TrimSpace(e.Reason)
 	}
 	// Bound the bank.

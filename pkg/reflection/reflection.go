@@ -40,6 +40,9 @@ type Experience struct {
 	Text string `json:"text"`
 	// Kind is KindComposition, KindElement or KindSystem.
 	Kind string `json:"kind"`
+	// Outcome is OutcomeProductive, OutcomeUnproductive or "" (unknown):
+	// what the evolve generator's weights read (evolve.GuidanceFrom).
+	Outcome string `json:"outcome,omitempty"`
 	// Support counts the evaluations behind the lesson.
 	Support int `json:"support"`
 	// Campaigns that contributed to it.
