@@ -94,7 +94,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 func newLocalCmd() *cobra.Command {
 	var (
 		cf                campaignFlags
-		out, data         string
+		out, data, state  string
 		natsURL, redisURL string
 		evaluators        int
 		delay, timeout    time.Duration
@@ -126,6 +126,11 @@ campaign, shows its progress and writes its results to DIR:
 With --generator llm or --reflector llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
 key or does not serve the model is refused with the reason.
+
+With --state DIR the memory banks (reflections, directives, lessons) are
+read from DIR/memory.json before the campaign and written back after it,
+so that a later local campaign on the same task starts from what this one
+learned; campaigns' own state is not kept.
 
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
@@ -212,6 +217,15 @@ fewer collections for a larger peak heap.`,
 				return err
 			}
 			defer st.Close()
+			if state != "" {
+				n, err := local.LoadState(ctx, st.Store, state)
+				if err != nil {
+					return err
+				}
+				if !quiet {
+					fmt.Fprintf(stderr, "state %s: %d memory banks\n", state, n)
+				}
+			}
 			if !quiet {
 				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
 					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
@@ -224,6 +238,11 @@ fewer collections for a larger peak heap.`,
 			}
 			if err != nil {
 				return err
+			}
+			if state != "" {
+				if err := local.SaveState(ctx, st.Store, state); err != nil {
+					return err
+				}
 			}
 			if res.Status != nil && res.Status.State == messages.StateExhausted && !quiet {
 				fmt.Fprintf(stderr, "campaign exhausted: %s\n", res.Status.Message)
@@ -240,6 +259,7 @@ fewer collections for a larger peak heap.`,
 	cf.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>)")
+	f.StringVar(&state, "state", "", "keep the memory banks in this directory across runs (read at start, written at the end; see \"crucible memory --state\")")
 	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
 	f.StringVar(&natsURL, "nats", os.Getenv("CRUCIBLE_NATS_URL"), "use this NATS server instead of an embedded one [CRUCIBLE_NATS_URL]")
 	f.StringVar(&redisURL, "redis", os.Getenv("CRUCIBLE_REDIS_URL"), "use this Redis server instead of an embedded one [CRUCIBLE_REDIS_URL]")

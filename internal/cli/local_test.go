@@ -5,10 +5,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/llm/llmtest"
+	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -139,4 +142,52 @@ func readLines(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestLocalStateKeepsMemory: crucible local --state DIR keeps the memory
+// banks across runs; a second campaign on the same task starts from the
+// first one's bank and extends it, and crucible memory reads it.
+func TestLocalStateKeepsMemory(t *testing.T) {
+	data := testbed.DataDir(t)
+	state := t.TempDir()
+	run := func(id string) {
+		t.Helper()
+		_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "12", "--episodes", "2", "--quiet",
+			"--seed", "9", "--id", id, "--state", state, "--data", data, "--out", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	bank := func() *store.BankDump {
+		t.Helper()
+		banks, err := local.ReadState(state)
+		if err != nil || len(banks) != 1 {
+			t.Fatalf("state: %d banks, %v", len(banks), err)
+		}
+		return banks[0]
+	}
+	run("first")
+	if b := bank(); len(b.Reflections) != 2 || b.Reflections[0].Campaign != "first" {
+		t.Fatalf("after the first run: %d reflections", len(b.Reflections))
+	}
+	run("second")
+	b := bank()
+	var campaigns []string
+	for _, r := range b.Reflections {
+		campaigns = append(campaigns, r.Campaign)
+	}
+	if want := []string{"second", "second", "first", "first"}; !slices.Equal(campaigns, want) {
+		t.Errorf("reflections of %v, want %v (newest first)", campaigns, want)
+	}
+	// The second campaign's first reflection saw the first's bullets: it
+	// repeats none of them.
+	for _, x := range b.Reflections[1].Bullets {
+		if slices.Contains(b.Reflections[2].Bullets, x) {
+			t.Errorf("repeated bullet %q", x)
+		}
+	}
+	stdout, _, err := runTasksCmd(t, "memory", "list", "--state", state)
+	if err != nil || !strings.Contains(stdout, b.Context) {
+		t.Errorf("memory list: %q %v", stdout, err)
+	}
 }
