@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 
@@ -18,10 +17,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
-	"github.com/crucible-sci/crucible/internal/service/proposer"
-	"github.com/crucible-sci/crucible/internal/service/reflector"
-	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -40,6 +35,9 @@ type campaignFlags struct {
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
 	reflector, reflectorModel    string
+	// ordered and seededID: see messages.CampaignSpec.Ordered and
+	// messages.SpecSource.SeededID (local sets them).
+	ordered, seededID bool
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -74,10 +72,11 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight,
+			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
 		},
+		SeededID: f.seededID,
 	})
 	for _, is := range issues {
 		fmt.Fprintln(stderr, "warning:", is)
@@ -119,9 +118,16 @@ campaign, shows its progress and writes its results to DIR:
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator or reflector llm: every prompt sent and
                          its answer, by kind (propose, reflect, memory)
-  summary.json           evaluated, hits, stable, discoveries, hit_rate,
-                         stability_rate, memorization_rate,
-                         unique_compositions, pareto_front, wall_seconds, …
+  summary.json           LLEMA's rates over generated and over evaluated
+                         candidates, MADE's n_stable, audc, sde and
+                         learning_slope, the Pareto front, counters, …
+                         (every field: docs/summary.md)
+
+With --seed the campaign runs ordered (one generation at a time,
+evaluations recorded in the order of their candidates) and its id derives
+from the seed: a second run with the same flags gives the same
+evaluations, verdicts and summary, apart from time stamps and timings.
+--ordered=false trades that for the overlap of proposing and evaluating.
 
 With --generator llm or --reflector llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
@@ -141,6 +147,11 @@ The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
 fewer collections for a larger peak heap.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("ordered") {
+				cf.ordered = cf.seed != 0 && cf.maxInFlight <= 1
+			}
+			// Alone on embedded servers, a reproduced run keeps its ids.
+			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
 			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -149,14 +160,14 @@ fewer collections for a larger peak heap.`,
 				// One campaign: its calls in flight are the client's.
 				llmCfg.Concurrency = max(llmCfg.Concurrency, spec.MaxInFlight)
 			}
-			llmClient, err := localLLM(spec, &llmCfg)
+			llmClient, err := local.LLMClient(spec, &llmCfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
 			if llmClient != nil {
 				// Refuse to start against an endpoint that cannot serve the
 				// model, with the reason, rather than spend the campaign on it.
-				for _, m := range llmModels(spec) {
+				for _, m := range local.LLMModels(spec) {
 					if err := llmClient.Check(cmd.Context(), m); err != nil {
 						return &exitError{code: 1, err: fmt.Errorf("the LLM endpoint cannot serve model %q: %w", m, err)}
 					}
@@ -179,39 +190,20 @@ fewer collections for a larger peak heap.`,
 					return err
 				}
 			}
-			tuneLocalGC()
+			local.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stderr := cmd.ErrOrStderr()
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
 			}
-			_, oracle, err := wire.Oracle(data, 0)
+			opts, err := local.WithData(local.Options{
+				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
+			}, data, baseline, spec, llmClient)
 			if err != nil {
 				return err
-			}
-			db, err := wire.Reference(data)
-			if err != nil {
-				return err
-			}
-			opts := local.Options{
-				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
-			}
-			if llmClient != nil && spec.Reflector.Mode == messages.ReflectorLLM {
-				opts.ReflectorLLM = func(s *store.Store) reflector.LLM { return llm.NewReflector(llmClient, s, log) }
 			}
 			opts.Evaluator.Delay = delay
-			opts.Proposer = func(s *store.Store) proposer.Config {
-				po := wire.ProposerOptions{Baseline: baseline}
-				if llmClient != nil && spec.Generator.Kind == messages.GeneratorLLM {
-					// The client (and its limits) is shared by the replicas.
-					gen, err := llm.NewGenerator(llmClient, s)
-					if err == nil {
-						po.LLM = gen
-					}
-				}
-				return wire.Proposer(db, s, po)
-			}
 			st, err := local.Start(ctx, opts)
 			if err != nil {
 				return err
@@ -228,11 +220,14 @@ fewer collections for a larger peak heap.`,
 			}
 			if !quiet {
 				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
-					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
+					spec.ID, spec.Task.Name, spec.Budget, local.GeneratorLabel(spec, baseline), evaluators)
 			}
-			progress := progressPrinter(stderr, quiet)
+			var progress func(local.Progress)
+			if !quiet {
+				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
+			}
 			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout,
-				Generator: generatorLabel(spec, baseline)})
+				Generator: local.GeneratorLabel(spec, baseline)})
 			if !quiet {
 				fmt.Fprintln(stderr)
 			}
@@ -268,81 +263,10 @@ fewer collections for a larger peak heap.`,
 	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
 	f.BoolVar(&baseline, "random-baseline", false, "propose with the random-substitution baseline instead of evolve")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&cf.ordered, "ordered", false, "run the campaign reproducibly from its seed: one generation at a time, evaluations recorded in order (default: on with --seed, unless --max-in-flight is above 1)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
 	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")
 	llmCfg.BindFlags(f, false)
 	return cmd
-}
-
-// localLLM builds the LLM client of a local run with --generator llm or
-// --reflector llm: the endpoint and limits from the --llm-* flags, the
-// model and temperature from the campaign (--model, --temperature), the
-// key from CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE. Otherwise
-// none.
-func localLLM(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
-	models := llmModels(spec)
-	if len(models) == 0 {
-		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM {
-			return nil, errors.New("--generator llm and --reflector llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
-		}
-		return nil, nil
-	}
-	c := *cfg
-	c.Model, c.Temperature = models[0], spec.Generator.Temperature
-	key, err := llm.APIKeyFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	c.APIKey = key
-	return llm.NewClient(c)
-}
-
-// llmModels are the models a local run asks: the generator's and the
-// reflector's, without repeats.
-func llmModels(spec *messages.CampaignSpec) []string {
-	var out []string
-	if spec.Generator.Kind == messages.GeneratorLLM && spec.Generator.Model != "" {
-		out = append(out, spec.Generator.Model)
-	}
-	if spec.Reflector.Mode == messages.ReflectorLLM {
-		m := spec.Reflector.Model
-		if m == "" {
-			m = spec.Generator.Model
-		}
-		if m != "" && !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func generatorLabel(spec *messages.CampaignSpec, baseline bool) string {
-	if baseline && spec.Generator.Kind == messages.GeneratorEvolve {
-		return "random-substitution baseline"
-	}
-	return spec.Generator.Kind
-}
-
-// progressPrinter redraws one line on a terminal and prints a line every
-// tenth of the budget otherwise.
-func progressPrinter(w io.Writer, quiet bool) func(local.Progress) {
-	if quiet {
-		return nil
-	}
-	tty := isTerminal(w)
-	lastDecile := -1
-	return func(p local.Progress) {
-		if tty {
-			fmt.Fprintf(w, "\r%s\033[K", local.ProgressLine(p, 30))
-			return
-		}
-		if p.Budget == 0 {
-			return
-		}
-		if d := 10 * p.Evaluated / p.Budget; d > lastDecile {
-			lastDecile = d
-			fmt.Fprintln(w, local.ProgressLine(p, 0))
-		}
-	}
 }
