@@ -191,3 +191,21 @@ func TestLocalStateKeepsMemory(t *testing.T) {
 		t.Errorf("memory list: %q %v", stdout, err)
 	}
 }
+
+// TestLocalReflectorOff: with --reflector off a campaign of two episodes
+// writes no reflection and leaves no memory bank.
+func TestLocalReflectorOff(t *testing.T) {
+	data := testbed.DataDir(t)
+	state, out := t.TempDir(), t.TempDir()
+	_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "8", "--episodes", "2", "--quiet",
+		"--seed", "4", "--reflector", "off", "--state", state, "--data", data, "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "reflections.jsonl")); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		t.Errorf("reflections written: %s", b)
+	}
+	if banks, err := local.ReadState(state); err != nil || len(banks) != 0 {
+		t.Errorf("memory banks after a campaign without reflection: %d (%v)", len(banks), err)
+	}
+}

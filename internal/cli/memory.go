@@ -84,7 +84,7 @@ running installation, or with --state DIR in the state directory of
 			case "export":
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
-				return enc.Encode(filterBanks(banks, args[1:]))
+				return enc.Encode(local.FilterBanks(banks, args[1:]))
 			case "import":
 				if len(args) != 2 {
 					return &exitError{code: 2, err: fmt.Errorf("memory import: give one file")}
@@ -98,7 +98,7 @@ running installation, or with --state DIR in the state directory of
 					return fmt.Errorf("%s: %w", args[1], err)
 				}
 				if s == nil {
-					return local.WriteState(state, mergeBanks(banks, in))
+					return local.WriteState(state, local.MergeBanks(banks, in))
 				}
 				for _, b := range in {
 					if err := s.ImportBank(cmd.Context(), b); err != nil {
@@ -115,32 +115,4 @@ running installation, or with --state DIR in the state directory of
 	conn.bind(cmd)
 	cmd.Flags().StringVar(&state, "state", "", "a crucible local state directory instead of a running installation")
 	return cmd
-}
-
-// filterBanks keeps the banks of the named contexts (all when none is).
-func filterBanks(banks []*store.BankDump, names []string) []*store.BankDump {
-	if len(names) == 0 {
-		return banks
-	}
-	var out []*store.BankDump
-	for _, b := range banks {
-		for _, n := range names {
-			if b.Context == n {
-				out = append(out, b)
-			}
-		}
-	}
-	return out
-}
-
-// mergeBanks replaces banks by the imported ones of the same context and
-// adds the others.
-func mergeBanks(banks, in []*store.BankDump) []*store.BankDump {
-	out := append([]*store.BankDump(nil), in...)
-	for _, b := range banks {
-		if len(filterBanks(in, []string{b.Context})) == 0 {
-			out = append(out, b)
-		}
-	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/crucible-sci/crucible/internal/store"
 )
@@ -101,4 +102,30 @@ func ExportBanks(ctx context.Context, s *store.Store, contexts ...string) ([]*st
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// FilterBanks keeps the banks of the named contexts (all when none is).
+func FilterBanks(banks []*store.BankDump, names []string) []*store.BankDump {
+	if len(names) == 0 {
+		return banks
+	}
+	var out []*store.BankDump
+	for _, b := range banks {
+		if slices.Contains(names, b.Context) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// MergeBanks returns the imported banks and those of banks whose context
+// none of them has.
+func MergeBanks(banks, imported []*store.BankDump) []*store.BankDump {
+	out := append([]*store.BankDump(nil), imported...)
+	for _, b := range banks {
+		if len(FilterBanks(imported, []string{b.Context})) == 0 {
+			out = append(out, b)
+		}
+	}
+	return out
 }
