@@ -32,7 +32,7 @@ type SpecSource struct {
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
 	// ID, Budget, Islands, BatchSize, Episodes, TopK, MaxInFlight, Seed,
-	// StabilityThreshold, Generator's Kind, Model, Temperature and
+	// StabilityThreshold, Oracle, Generator's Kind, Model, Temperature and
 	// MaxLLMCalls and Reflector's Mode and Model replace the spec's, and
 	// Ordered set sets it; the others are ignored.
 	Set CampaignSpec
@@ -153,6 +153,9 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	}
 	if o.Ordered {
 		c.Ordered = true
+	}
+	if o.Oracle != "" {
+		c.Oracle = o.Oracle
 	}
 }
 
