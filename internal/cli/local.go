@@ -34,6 +34,7 @@ type campaignFlags struct {
 	generator, model, oracle     string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	reflector, reflectorModel    string
 	// ordered and seededID: see messages.CampaignSpec.Ordered and
 	// messages.SpecSource.SeededID (local sets them).
 	ordered, seededID bool
@@ -57,6 +58,8 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
+	fl.StringVar(&f.reflector, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
+	fl.StringVar(&f.reflectorModel, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
@@ -72,6 +75,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
 			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
+			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
 		},
 		SeededID: f.seededID,
 	})
@@ -90,7 +94,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 func newLocalCmd() *cobra.Command {
 	var (
 		cf                campaignFlags
-		out, data         string
+		out, data, state  string
 		natsURL, redisURL string
 		evaluators        int
 		delay, timeout    time.Duration
@@ -113,7 +117,8 @@ campaign, shows its progress and writes its results to DIR:
   discoveries/<id>.cif   their structures
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
-  prompts.jsonl          generator llm: every prompt sent and its answer
+  prompts.jsonl          generator or reflector llm: every prompt sent and
+                         its answer, by kind (propose, reflect, memory)
   summary.json           LLEMA's rates over generated and over evaluated
                          candidates, MADE's n_stable, audc, sde and
                          learning_slope, the Pareto front, counters, …
@@ -125,9 +130,14 @@ from the seed: a second run with the same flags gives the same
 evaluations, verdicts and summary, apart from time stamps and timings.
 --ordered=false trades that for the overlap of proposing and evaluating.
 
-With --generator llm the endpoint is checked first (GET /models, else a
+With --generator llm or --reflector llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
 key or does not serve the model is refused with the reason.
+
+With --state DIR the memory banks (reflections, directives, lessons) are
+read from DIR/memory.json before the campaign and written back after it,
+so that a later local campaign on the same task starts from what this one
+learned; campaigns' own state is not kept.
 
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
@@ -158,8 +168,10 @@ fewer collections for a larger peak heap.`,
 			if llmClient != nil {
 				// Refuse to start against an endpoint that cannot serve the
 				// model, with the reason, rather than spend the campaign on it.
-				if err := llmClient.Check(cmd.Context(), spec.Generator.Model); err != nil {
-					return &exitError{code: 1, err: fmt.Errorf("--generator llm: the LLM endpoint cannot serve model %q: %w", spec.Generator.Model, err)}
+				for _, m := range local.LLMModels(spec) {
+					if err := llmClient.Check(cmd.Context(), m); err != nil {
+						return &exitError{code: 1, err: fmt.Errorf("the LLM endpoint cannot serve model %q: %w", m, err)}
+					}
 				}
 			}
 			if data == "" {
@@ -188,7 +200,7 @@ fewer collections for a larger peak heap.`,
 			}
 			opts, err := local.WithData(local.Options{
 				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
-			}, data, baseline, llmClient)
+			}, data, baseline, spec, llmClient)
 			if err != nil {
 				return err
 			}
@@ -198,6 +210,15 @@ fewer collections for a larger peak heap.`,
 				return err
 			}
 			defer st.Close()
+			if state != "" {
+				n, err := local.LoadState(ctx, st.Store, state)
+				if err != nil {
+					return err
+				}
+				if !quiet {
+					fmt.Fprintf(stderr, "state %s: %d memory banks\n", state, n)
+				}
+			}
 			if !quiet {
 				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
 					spec.ID, spec.Task.Name, spec.Budget, local.GeneratorLabel(spec, baseline), evaluators)
@@ -214,6 +235,11 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return err
 			}
+			if state != "" {
+				if err := local.SaveState(ctx, st.Store, state); err != nil {
+					return err
+				}
+			}
 			if res.Status != nil && res.Status.State == messages.StateExhausted && !quiet {
 				fmt.Fprintf(stderr, "campaign exhausted: %s\n", res.Status.Message)
 			}
@@ -229,6 +255,7 @@ fewer collections for a larger peak heap.`,
 	cf.bind(cmd)
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>)")
+	f.StringVar(&state, "state", "", "keep the memory banks in this directory across runs (read at start, written at the end; see \"crucible memory --state\")")
 	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
 	f.StringVar(&natsURL, "nats", os.Getenv("CRUCIBLE_NATS_URL"), "use this NATS server instead of an embedded one [CRUCIBLE_NATS_URL]")
 	f.StringVar(&redisURL, "redis", os.Getenv("CRUCIBLE_REDIS_URL"), "use this Redis server instead of an embedded one [CRUCIBLE_REDIS_URL]")

@@ -105,7 +105,7 @@ By default one line per exchange and the mean tokens per answered call;
 func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if !full {
-		fmt.Fprintln(tw, "GEN\tISLAND\tATTEMPT\tMODEL\tFORMAT\tOUTCOME\tREQUESTS\tPROMPT\tANSWER\tDROPPED\tCANDIDATES\tREJECTED")
+		fmt.Fprintln(tw, "KIND\tGEN\tISLAND\tATTEMPT\tMODEL\tFORMAT\tOUTCOME\tREQUESTS\tPROMPT\tANSWER\tDROPPED\tCANDIDATES\tREJECTED")
 	}
 	calls, prompt, completion, estimated := 0, 0, 0, false
 	for _, p := range ps {
@@ -122,8 +122,8 @@ func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
 			return fmt.Sprint(n)
 		}
 		if full {
-			fmt.Fprintf(w, "=== generation %d, island %d, attempt %d, exchange %d: %s, %s, template %s, temperature %g, %s",
-				p.Generation, p.Island, p.Attempt, p.Index, p.Model, p.Format, p.Template, p.Temperature, p.Outcome)
+			fmt.Fprintf(w, "=== %s, generation %d, island %d, attempt %d, exchange %d: %s, %s, template %s, temperature %g, %s",
+				promptKind(p), p.Generation, p.Island, p.Attempt, p.Index, p.Model, p.Format, p.Template, p.Temperature, p.Outcome)
 			if p.Error != "" {
 				fmt.Fprintf(w, " (%s)", p.Error)
 			}
@@ -135,7 +135,7 @@ func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
 			fmt.Fprintln(w)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", p.Generation, p.Island, p.Attempt, p.Model, p.Format,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", promptKind(p), p.Generation, p.Island, p.Attempt, p.Model, p.Format,
 			p.Outcome, p.Requests, tokens(p.PromptTokens), tokens(p.CompletionTokens), p.Dropped, p.Candidates, p.Rejected)
 	}
 	if err := tw.Flush(); err != nil {
@@ -150,4 +150,12 @@ func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
 			len(ps), calls, float64(prompt)/float64(calls), float64(completion)/float64(calls), mark)
 	}
 	return nil
+}
+
+// promptKind is an exchange's kind, propose for records without one.
+func promptKind(p *messages.Prompt) string {
+	if p.Kind == "" {
+		return messages.PromptPropose
+	}
+	return p.Kind
 }

@@ -15,7 +15,7 @@ func TestPromptsFromLocalResult(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	// Sorted by generation, then exchange.
-	for i, want := range []string{"GEN", "0 ", "1 ", "1 "} {
+	for i, want := range []string{"KIND", "propose  0 ", "propose  1 ", "propose  1 "} {
 		if !strings.HasPrefix(lines[i], want) {
 			t.Errorf("line %d %q, want prefix %q", i, lines[i], want)
 		}
@@ -30,7 +30,7 @@ func TestPromptsFromLocalResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(out, "=== generation 1") != 2 || !strings.Contains(out, "--- user\n# Task: shorter") || !strings.Contains(out, "--- answer (finish: stop)\nno") {
+	if strings.Count(out, "=== propose, generation 1") != 2 || !strings.Contains(out, "--- user\n# Task: shorter") || !strings.Contains(out, "--- answer (finish: stop)\nno") {
 		t.Fatalf("--full output:\n%s", out)
 	}
 

@@ -106,7 +106,7 @@ func (g *Generator) Propose(ctx context.Context, in *proposer.Input) (*proposer.
 		}
 		last = r
 		rec := &messages.Prompt{
-			Schema: messages.SchemaVersion, Campaign: in.Spec.ID, Episode: in.Request.Episode, Generation: in.Request.Generation,
+			Schema: messages.SchemaVersion, Campaign: in.Spec.ID, Kind: messages.PromptPropose, Episode: in.Request.Episode, Generation: in.Request.Generation,
 			Island: in.Island, Attempt: 1, Index: index, Template: g.tmpl.Version, Model: model, Temperature: temp,
 			System: r.System, User: r.User, Dropped: r.Dropped, Endpoint: g.client.cfg.BaseURL, At: time.Now().UTC(),
 		}
@@ -193,11 +193,23 @@ func budgetMessage(err error) string {
 
 // reserve counts each request against the campaign's call budget.
 func (g *Generator) reserve(spec *messages.CampaignSpec) func(context.Context) error {
-	if g.store == nil {
+	return reserveCall(g.store, spec)
+}
+
+// release gives back the call of a request that never reached the
+// endpoint.
+func (g *Generator) release(spec *messages.CampaignSpec) func(context.Context) {
+	return releaseCall(g.store, spec)
+}
+
+// reserveCall counts each request against the campaign's call budget
+// (max_llm_calls), shared by every kind of exchange; nil without a store.
+func reserveCall(s *store.Store, spec *messages.CampaignSpec) func(context.Context) error {
+	if s == nil {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		ok, err := g.store.ReserveLLMCall(ctx, spec.ID, spec.Generator.MaxLLMCalls)
+		ok, err := s.ReserveLLMCall(ctx, spec.ID, spec.Generator.MaxLLMCalls)
 		if err != nil {
 			return err
 		}
@@ -208,14 +220,14 @@ func (g *Generator) reserve(spec *messages.CampaignSpec) func(context.Context) e
 	}
 }
 
-// release gives back the call of a request that never reached the
-// endpoint.
-func (g *Generator) release(spec *messages.CampaignSpec) func(context.Context) {
-	if g.store == nil {
+// releaseCall gives back the call of a request that never reached the
+// endpoint; nil without a store.
+func releaseCall(s *store.Store, spec *messages.CampaignSpec) func(context.Context) {
+	if s == nil {
 		return nil
 	}
 	return func(ctx context.Context) {
-		_ = g.store.ReleaseLLMCall(ctx, spec.ID) // at worst the call stays counted
+		_ = s.ReleaseLLMCall(ctx, spec.ID) // at worst the call stays counted
 	}
 }
 

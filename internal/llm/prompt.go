@@ -85,6 +85,8 @@ type PromptData struct {
 	Rules       []evolve.Rule
 	Directives  []string
 	Reflections []string
+	// Experiences are memory-bank lessons, the most relevant first.
+	Experiences []string
 	Successes   []Demo
 	Failures    []Demo
 	Rejects     []Demo
@@ -118,6 +120,10 @@ type Demo struct {
 // maxDirectives bounds the directives a prompt lists.
 const maxDirectives = 12
 
+// maxExperienceTokens bounds the memory-bank lessons of a prompt
+// (estimated tokens); the prompt's budget may leave out more.
+const maxExperienceTokens = 400
+
 // NewPromptData gathers the prompt's content from a generation's input:
 // the task and constraints in words, the sampled rules (none in generation
 // 0), the directives in words, the reflections' bullets (newest first),
@@ -148,6 +154,14 @@ func NewPromptData(in *proposer.Input) *PromptData {
 	}
 	for _, r := range in.Reflections {
 		d.Reflections = append(d.Reflections, r.Bullets...)
+	}
+	tokens := 0
+	for _, e := range in.Experiences {
+		text := fmt.Sprintf("%s (support %d)", e.Text, e.Support)
+		if tokens += EstimateTokens(text); tokens > maxExperienceTokens {
+			break
+		}
+		d.Experiences = append(d.Experiences, text)
 	}
 	for _, m := range in.Successes {
 		d.Successes = append(d.Successes, demo(spec, m, 2))
@@ -301,6 +315,7 @@ func (t *Template) Render(d *PromptData, budget int, estimate func(system, user 
 	work.Failures = append([]Demo(nil), d.Failures...)
 	work.Rejects = append([]Demo(nil), d.Rejects...)
 	work.Reflections = append([]string(nil), d.Reflections...)
+	work.Experiences = append([]string(nil), d.Experiences...)
 	dropped := 0
 	for {
 		var buf bytes.Buffer
@@ -316,9 +331,9 @@ func (t *Template) Render(d *PromptData, budget int, estimate func(system, user 
 	}
 }
 
-// dropOldest removes the oldest demonstration, or else the oldest
-// reflection (the last: reflections come newest first); false when
-// nothing is left to remove.
+// dropOldest removes the oldest demonstration, or else the least
+// relevant memory-bank lesson, or else the oldest reflection (the last:
+// reflections come newest first); false when nothing is left to remove.
 func (d *PromptData) dropOldest() bool {
 	type ref struct {
 		list *[]Demo
@@ -336,6 +351,10 @@ func (d *PromptData) dropOldest() bool {
 	}
 	if oldest != nil {
 		*oldest.list = append((*oldest.list)[:oldest.i:oldest.i], (*oldest.list)[oldest.i+1:]...)
+		return true
+	}
+	if n := len(d.Experiences); n > 0 {
+		d.Experiences = d.Experiences[:n-1] // the least relevant
 		return true
 	}
 	if n := len(d.Reflections); n > 0 {

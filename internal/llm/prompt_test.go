@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflection"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -228,4 +230,35 @@ func TestTemplates(t *testing.T) {
 		}
 	}
 	walk("$", schema)
+}
+
+// TestRenderExperiences: the memory bank's lessons reach the prompt in the
+// order given (most relevant first), bounded by tokens, and a tight
+// budget leaves out the least relevant before the reflections.
+func TestRenderExperiences(t *testing.T) {
+	in := fixtureInput(t)
+	in.Experiences = []reflection.Experience{
+		{Key: "sys:Ga-N", Text: "Ga-N: GaN met both constraints in 3 of 4 queries.", Support: 4},
+		{Key: "comp:ZnO2", Text: "ZnO2: 3 queries, none feasible or stable. Unproductive: capped at 3 queries.", Support: 3},
+	}
+	full := renderFixture(t, in, 1<<20)
+	a := strings.Index(full.User, "- Ga-N: GaN met both constraints in 3 of 4 queries. (support 4)")
+	b := strings.Index(full.User, "- ZnO2: 3 queries")
+	if !strings.Contains(full.User, "## Experience from earlier campaigns") || a < 0 || b < a {
+		t.Fatalf("lessons missing or out of order:\n%s", full.User)
+	}
+	many := make([]reflection.Experience, 100)
+	for i := range many {
+		many[i] = reflection.Experience{Key: fmt.Sprint("comp:X", i), Text: strings.Repeat("a lesson of some length ", 4), Support: 3}
+	}
+	in.Experiences = many
+	if n := strings.Count(renderFixture(t, in, 1<<20).User, "a lesson of some length a lesson"); n == 0 || n >= 100 {
+		t.Errorf("%d of 100 lessons shown: want a token bound", n)
+	}
+	// Demonstrations go first, then lessons, then reflections.
+	in.Experiences = in.Experiences[:2]
+	r := renderFixture(t, in, 300)
+	if strings.Contains(r.User, "## Experience") {
+		t.Errorf("tight budget kept the lessons:\n%s", r.User)
+	}
 }

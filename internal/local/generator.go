@@ -2,33 +2,55 @@ package local
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
+	"github.com/crucible-sci/crucible/internal/service/reflector"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
-// LLMClient builds the LLM client of a local run with generator llm: the
-// endpoint and limits from cfg, the model and temperature from the
-// campaign, the key from CRUCIBLE_LLM_API_KEY or
-// CRUCIBLE_LLM_API_KEY_FILE. Other generators need none (nil, nil).
+// LLMClient builds the LLM client of a local run with generator or
+// reflector llm: the endpoint and limits from cfg, the model and
+// temperature from the campaign, the key from CRUCIBLE_LLM_API_KEY or
+// CRUCIBLE_LLM_API_KEY_FILE. Otherwise none (nil, nil).
 func LLMClient(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
-	if spec.Generator.Kind != messages.GeneratorLLM {
+	models := LLMModels(spec)
+	if len(models) == 0 {
+		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM {
+			return nil, errors.New("--generator llm and --reflector llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
+		}
 		return nil, nil
 	}
-	if spec.Generator.Model == "" {
-		return nil, errors.New("--generator llm needs --model NAME (and --llm-url URL for a server other than OpenAI)")
-	}
 	c := *cfg
-	c.Model, c.Temperature = spec.Generator.Model, spec.Generator.Temperature
+	c.Model, c.Temperature = models[0], spec.Generator.Temperature
 	key, err := llm.APIKeyFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	c.APIKey = key
 	return llm.NewClient(c)
+}
+
+// LLMModels are the models a local run asks: the generator's and the
+// reflector's (reflector.model, else generator.model), without repeats.
+func LLMModels(spec *messages.CampaignSpec) []string {
+	var out []string
+	if spec.Generator.Kind == messages.GeneratorLLM && spec.Generator.Model != "" {
+		out = append(out, spec.Generator.Model)
+	}
+	if spec.Reflector.Mode == messages.ReflectorLLM {
+		m := spec.Reflector.Model
+		if m == "" {
+			m = spec.Generator.Model
+		}
+		if m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // GeneratorLabel names the campaign's generator for a summary.
@@ -42,9 +64,10 @@ func GeneratorLabel(spec *messages.CampaignSpec, baseline bool) string {
 // WithData loads the oracle and the reference phases from a data directory
 // into opts: the evaluators share the oracle, and the proposer proposes
 // from the reference phases, with the random-substitution baseline when
-// baseline is set and with client, when not nil, as its LLM (the client
-// and its limits shared by the replicas).
-func WithData(opts Options, data string, baseline bool, client *llm.Client) (Options, error) {
+// baseline is set. With client not nil it is the LLM of the campaign's
+// generator llm and reflector llm (one client and its limits, shared by
+// the replicas).
+func WithData(opts Options, data string, baseline bool, spec *messages.CampaignSpec, client *llm.Client) (Options, error) {
 	_, oracle, err := wire.RelaxingOracle(data, 0)
 	if err != nil {
 		return opts, err
@@ -56,12 +79,15 @@ func WithData(opts Options, data string, baseline bool, client *llm.Client) (Opt
 	opts.Oracle = oracle
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		po := wire.ProposerOptions{Baseline: baseline}
-		if client != nil {
+		if client != nil && spec.Generator.Kind == messages.GeneratorLLM {
 			if gen, err := llm.NewGenerator(client, s); err == nil {
 				po.LLM = gen
 			}
 		}
 		return wire.Proposer(db, s, po)
+	}
+	if client != nil && spec.Reflector.Mode == messages.ReflectorLLM {
+		opts.ReflectorLLM = func(s *store.Store) reflector.LLM { return llm.NewReflector(client, s, opts.Log) }
 	}
 	return opts, nil
 }

@@ -39,7 +39,10 @@ type Options struct {
 	Proposer  func(*store.Store) proposer.Config
 	Evaluator evaluator.Config
 	Reflector reflector.Config
-	Judge     judge.Config
+	// ReflectorLLM builds the reflector's LLM once the store is open
+	// (nil: campaigns with reflector llm reflect by the rules).
+	ReflectorLLM func(*store.Store) reflector.LLM
+	Judge        judge.Config
 	// Oracle is shared by the evaluator replicas.
 	Oracle evaluator.Oracle
 	// Evaluators is the number of evaluator replicas (default 1).
@@ -157,7 +160,11 @@ func (s *Stack) StartService(kind string) string {
 		}
 		run = evaluator.New(s.Bus, s.Store, s.opts.Oracle, log, cfg).Run
 	case "reflector":
-		run = reflector.New(s.Bus, s.Store, log, s.opts.Reflector).Run
+		cfg := s.opts.Reflector
+		if s.opts.ReflectorLLM != nil {
+			cfg.LLM = s.opts.ReflectorLLM(s.Store)
+		}
+		run = reflector.New(s.Bus, s.Store, log, cfg).Run
 	case "judge":
 		run = judge.New(s.Bus, s.Store, log, s.opts.Judge).Run
 	default:

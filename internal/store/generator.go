@@ -67,3 +67,21 @@ func (s *Store) MarkExhausted(ctx context.Context, campaign, reason string) erro
 // ExhaustedReason is why the campaign was marked exhausted (MarkExhausted),
 // or "" when it was not, or ran out of new candidates on its own.
 func (st *State) ExhaustedReason() string { return st.raw["exhausted_reason"] }
+
+// AddLLMUsage adds LLM exchanges made outside a generation (the
+// reflector's) to the campaign's accounting: answered calls and tokens.
+// Every exchange counts, one repeated after a redelivery included: it was
+// made.
+func (s *Store) AddLLMUsage(ctx context.Context, campaign string, calls, promptTokens, completionTokens int) error {
+	key := s.stateKey(campaign)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HIncrBy(ctx, key, "llm_calls", int64(calls))
+		p.HIncrBy(ctx, key, "prompt_tokens", int64(promptTokens))
+		p.HIncrBy(ctx, key, "completion_tokens", int64(completionTokens))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: LLM usage of %s: %w", campaign, err)
+	}
+	return nil
+}

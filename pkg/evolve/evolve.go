@@ -60,6 +60,9 @@ type Input struct {
 	// RNG drives every random choice: the same seed gives the same
 	// proposals. Nil uses a fixed seed.
 	RNG *rand.Rand
+	// Guidance is what the campaign's reflections say (GuidanceFrom); the
+	// zero value changes nothing.
+	Guidance Guidance
 }
 
 // Proposal is one proposed structure.
@@ -237,7 +240,7 @@ func (g *generation) enable() {
 	for _, op := range operators {
 		if g.enabled[op.name] && op.arity <= len(g.parents) {
 			g.ops = append(g.ops, op)
-			g.opWeights = append(g.opWeights, op.weight)
+			g.opWeights = append(g.opWeights, op.weight*g.in.Guidance.operator(op.name))
 		}
 	}
 }
@@ -381,10 +384,14 @@ func allTried(s *moveSet) bool {
 // sampleMove draws an untried move with probability proportional to its
 // weight.
 func (g *generation) sampleMove(s *moveSet) (int, bool) {
+	weight := func(m *move) float64 { return m.weight }
+	if len(g.in.Guidance.Elements) > 0 {
+		weight = func(m *move) float64 { return m.weight * g.in.Guidance.composition(m.comp) }
+	}
 	total := 0.0
-	for i, m := range s.moves {
-		if !s.tried[i] && m.weight > 0 {
-			total += m.weight
+	for i := range s.moves {
+		if w := weight(&s.moves[i]); !s.tried[i] && w > 0 {
+			total += w
 		}
 	}
 	if total <= 0 {
@@ -392,12 +399,13 @@ func (g *generation) sampleMove(s *moveSet) (int, bool) {
 	}
 	x := g.rng.Float64() * total
 	last := -1
-	for i, m := range s.moves {
-		if s.tried[i] || m.weight <= 0 {
+	for i := range s.moves {
+		w := weight(&s.moves[i])
+		if s.tried[i] || w <= 0 {
 			continue
 		}
 		last = i
-		if x -= m.weight; x < 0 {
+		if x -= w; x < 0 {
 			return i, true
 		}
 	}

@@ -43,13 +43,43 @@ type GeneratorSpec struct {
 	// Temperature of sampling (llm only); 0 means the proposer's default
 	// (LLEMA samples at 0.8).
 	Temperature float64 `json:"temperature,omitempty"`
-	// MaxLLMCalls bounds the LLM requests of the campaign (llm only),
-	// retries included: answers without a usable candidate cost calls, not
+	// MaxLLMCalls bounds the LLM requests of the campaign, retries
+	// included, of every kind (proposals, and reflections with reflector
+	// llm): answers without a usable candidate cost calls, not
 	// evaluations, so this is what ends a campaign whose model cannot
 	// produce valid structures. Default DefaultLLMCallsPerSlot × ⌈budget /
-	// batch size⌉; when spent the campaign ends as exhausted.
+	// batch size⌉ with generator llm, plus DefaultLLMCallsPerReflection per
+	// episode with reflector llm; when spent the campaign ends as
+	// exhausted.
 	MaxLLMCalls int `json:"max_llm_calls,omitempty"`
 }
+
+// Reflector modes (ReflectorSpec.Mode).
+const (
+	// ReflectorRules reflects with deterministic rules (pkg/reflection):
+	// no LLM needed.
+	ReflectorRules = "rules"
+	// ReflectorLLM asks an OpenAI-compatible model for the episode's
+	// bullets, directives and memory edits (MADE §4.1, SciMem App. E),
+	// validated against the evidence; the rules stand in when its answer
+	// is unusable.
+	ReflectorLLM = "llm"
+	// ReflectorOff writes no reflection: no bullets, directives or memory
+	// edits, and the proposer reads no memory bank.
+	ReflectorOff = "off"
+)
+
+// ReflectorSpec chooses how a campaign reflects at the end of an episode.
+type ReflectorSpec struct {
+	Mode string `json:"mode"`
+	// Model overrides the reflector's default model (llm only).
+	Model string `json:"model,omitempty"`
+}
+
+// DefaultLLMCallsPerReflection is the share of the default LLM call budget
+// of each episode's reflection with reflector llm (a reflect and a memory
+// exchange, with room for retries).
+const DefaultLLMCallsPerReflection = 4
 
 // Oracle tiers a campaign may choose (CampaignSpec.Oracle).
 const (
@@ -122,6 +152,8 @@ type CampaignSpec struct {
 	// Task states the goal: property constraints and element rules.
 	Task      task.Task     `json:"task"`
 	Generator GeneratorSpec `json:"generator"`
+	// Reflector chooses how the campaign reflects after each episode.
+	Reflector ReflectorSpec `json:"reflector"`
 	// Islands is the number of sub-populations (LLEMA's m).
 	Islands int `json:"islands"`
 	// Budget is the number of oracle evaluations of proposed candidates
@@ -188,11 +220,20 @@ func (c *CampaignSpec) ApplyDefaults() {
 	if c.Generator.Kind == "" {
 		c.Generator.Kind = GeneratorEvolve
 	}
+	if c.Reflector.Mode == "" {
+		c.Reflector.Mode = ReflectorRules
+	}
 	setDefault(&c.Islands, DefaultIslands)
 	setDefault(&c.Episodes, DefaultEpisodes)
 	setDefault(&c.BatchSize, DefaultBatchSize)
-	if c.Generator.Kind == GeneratorLLM && c.Generator.MaxLLMCalls == 0 && c.Budget > 0 {
-		c.Generator.MaxLLMCalls = DefaultLLMCallsPerSlot * ((c.Budget + c.BatchSize - 1) / c.BatchSize)
+	if c.Generator.MaxLLMCalls == 0 && c.Budget > 0 {
+		// One budget for every kind of exchange: proposals and reflections.
+		if c.Generator.Kind == GeneratorLLM {
+			c.Generator.MaxLLMCalls = DefaultLLMCallsPerSlot * ((c.Budget + c.BatchSize - 1) / c.BatchSize)
+		}
+		if c.Reflector.Mode == ReflectorLLM {
+			c.Generator.MaxLLMCalls += DefaultLLMCallsPerReflection * c.Episodes
+		}
 	}
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
@@ -268,6 +309,14 @@ func (c *CampaignSpec) Validate() error {
 	}
 	if t := c.Generator.Temperature; t < 0 || t > 2 || math.IsNaN(t) {
 		return invalid("campaign.generator.temperature", "%v outside [0, 2]", t)
+	}
+	switch c.Reflector.Mode {
+	case ReflectorRules, ReflectorLLM, ReflectorOff:
+	default:
+		return invalid("campaign.reflector.mode", "%q, want %q, %q or %q", c.Reflector.Mode, ReflectorLLM, ReflectorRules, ReflectorOff)
+	}
+	if c.Reflector.Model != "" && c.Reflector.Mode != ReflectorLLM {
+		return invalid("campaign.reflector.model", "%q is for mode %q only, the mode is %q", c.Reflector.Model, ReflectorLLM, c.Reflector.Mode)
 	}
 	if c.Generator.MaxLLMCalls < 0 {
 		return invalid("campaign.generator.max_llm_calls", "%d is negative", c.Generator.MaxLLMCalls)

@@ -271,7 +271,24 @@ type Reflection struct {
 	Episode    int         `json:"episode"`
 	Bullets    []string    `json:"bullets"`
 	Directives []Directive `json:"directives,omitempty"`
-	At         time.Time   `json:"at"`
+	// Mode is the reflector mode that wrote it (rules or llm).
+	Mode string `json:"mode,omitempty"`
+	// Dropped are the directives the LLM reflector proposed that the
+	// evidence does not support, each with why.
+	Dropped []DroppedDirective `json:"dropped,omitempty"`
+	// RefusedEdits are the memory edits the LLM reflector proposed that
+	// failed their checks ("merge sys:O-Zn: merges no lesson of the bank").
+	RefusedEdits []string `json:"refused_edits,omitempty"`
+	// Fallback says why the rules stand in for the LLM reflector's answer
+	// (an endpoint failure, an unusable answer), if they do.
+	Fallback string    `json:"fallback,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// DroppedDirective is a proposed directive refused, with the reason.
+type DroppedDirective struct {
+	Directive Directive `json:"directive"`
+	Reason    string    `json:"reason"`
 }
 
 // MsgID is the reflection's deterministic message id.

@@ -26,14 +26,28 @@ const (
 	PromptBudgetSpent = "budget_spent"
 )
 
-// Prompt is one LLM exchange of a generation, for audit: the rendered
+// Kinds of LLM exchange (Prompt.Kind).
+const (
+	// PromptPropose: the generator asks for candidates.
+	PromptPropose = "propose"
+	// PromptReflect: the reflector asks for an episode's bullets and
+	// directives.
+	PromptReflect = "reflect"
+	// PromptMemory: the reflector asks for the memory bank's edits.
+	PromptMemory = "memory"
+)
+
+// Prompt is one LLM exchange of a generation or a reflection, for audit: the rendered
 // messages exactly as sent, the raw answer, what the answer yielded and
 // what it cost. The proposer publishes one per completion request (a
 // request retried after a rate limit is one exchange; a prompt shrunk
 // after a context-length error is another).
 type Prompt struct {
-	Schema     int    `json:"schema"`
-	Campaign   string `json:"campaign"`
+	Schema   int    `json:"schema"`
+	Campaign string `json:"campaign"`
+	// Kind is PromptPropose, PromptReflect or PromptMemory ("" in records
+	// of older builds: propose).
+	Kind       string `json:"kind,omitempty"`
 	Episode    int    `json:"episode"`
 	Generation int    `json:"generation"`
 	Island     int    `json:"island"`
@@ -97,6 +111,9 @@ const MaxPromptAnswer = 64 << 10
 // MsgID is the record's deterministic message id: one per campaign,
 // generation, attempt and exchange.
 func (p *Prompt) MsgID() string {
+	if p.Kind == PromptReflect || p.Kind == PromptMemory {
+		return fmt.Sprintf("prompt/%s/%s/e%d/a%d/%d", p.Campaign, p.Kind, p.Episode, p.Attempt, p.Index)
+	}
 	return fmt.Sprintf("prompt/%s/g%d/a%d/%d", p.Campaign, p.Generation, p.Attempt, p.Index)
 }
 
@@ -121,6 +138,11 @@ func (p *Prompt) Validate() error {
 		return invalid("prompt.latency_seconds", "%v", p.LatencySeconds)
 	case len(p.Answer) > MaxPromptAnswer:
 		return invalid("prompt.answer", "%d bytes, more than %d", len(p.Answer), MaxPromptAnswer)
+	}
+	switch p.Kind {
+	case "", PromptPropose, PromptReflect, PromptMemory:
+	default:
+		return invalid("prompt.kind", "unknown kind %q", p.Kind)
 	}
 	switch p.Outcome {
 	case PromptAnswered, PromptContextLength, PromptFailed, PromptBudgetSpent:

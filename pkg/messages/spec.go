@@ -32,9 +32,9 @@ type SpecSource struct {
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
 	// ID, Budget, Islands, BatchSize, Episodes, TopK, MaxInFlight, Seed,
-	// StabilityThreshold, Oracle and Generator's Kind, Model, Temperature
-	// and MaxLLMCalls replace the spec's, and Ordered set sets it; the
-	// others are ignored.
+	// StabilityThreshold, Oracle, Generator's Kind, Model, Temperature and
+	// MaxLLMCalls and Reflector's Mode and Model replace the spec's, and
+	// Ordered set sets it; the others are ignored.
 	Set CampaignSpec
 	// SeededID derives the id of a campaign without one from its seed
 	// ("<task slug>-s<seed>") instead of a random suffix, when the seed
@@ -135,6 +135,12 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	}
 	if o.Generator.Model != "" {
 		c.Generator.Model = o.Generator.Model
+	}
+	if o.Reflector.Mode != "" {
+		c.Reflector.Mode = o.Reflector.Mode
+	}
+	if o.Reflector.Model != "" {
+		c.Reflector.Model = o.Reflector.Model
 	}
 	if o.Generator.Temperature != 0 {
 		c.Generator.Temperature = o.Generator.Temperature

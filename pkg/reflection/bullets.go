@@ -89,19 +89,26 @@ func (r *reflection) bullets(s discovery.EpisodeStats) []string {
 
 	sort.SliceStable(bs, func(i, j int) bool { return bs[i].prio < bs[j].prio })
 	out := make([]string, 0, MaxBullets)
+	fresh := func(t string) bool { return !slices.Contains(out, t) && !slices.Contains(r.in.Recent, t) }
 	for _, b := range bs {
 		if len(out) == MaxBullets {
 			break
 		}
-		out = append(out, b.text)
+		if fresh(b.text) {
+			out = append(out, b.text)
+		}
 	}
 	for _, f := range r.fallbackBullets(s, thr) {
 		if len(out) >= MinBullets {
 			break
 		}
-		if !slices.Contains(out, f) {
+		if fresh(f) {
 			out = append(out, f)
 		}
+	}
+	if len(out) < MinBullets {
+		// The rest was said in the recent reflections.
+		out = append(out, fmt.Sprintf("Episode %d added no evidence that changes the lessons above: they stand.", r.in.Episode+1))
 	}
 	return out
 }
@@ -119,7 +126,7 @@ func (r *reflection) fallbackBullets(s discovery.EpisodeStats, thr string) []str
 func (r *reflection) exploitBullet() string {
 	var good []*comp
 	for _, c := range r.comps {
-		if c.Hits > 0 {
+		if c.Hits > 0 && r.supported(c) {
 			good = append(good, c)
 		}
 	}

@@ -124,8 +124,26 @@ func TestBullets(t *testing.T) {
 			in: func(*testing.T) Input {
 				return input(stat("ZnO", 1, 1, 1, 0), stat("GaN", 1, 1, 1, 0))
 			},
-			want: []string{"Exploit GaN", "Stop-loss", "Aim every query at a stable hit"},
-			not:  []string{"Breadth", "Only"},
+			want: []string{"Stop-loss", "Aim every query at a stable hit"},
+			// One hit of one query is no evidence to exploit.
+			not: []string{"Breadth", "Only", "Exploit"},
+		},
+		{
+			name: "a hit in a system with support is worth exploiting",
+			in: func(*testing.T) Input {
+				return input(stat("GaN", 1, 1, 1, 0), stat("Ga3N", 2, 0, 0, 0.4))
+			},
+			want: []string{"Exploit GaN (1 hit and 1 stable of 1 query)"},
+		},
+		{
+			name: "no verbatim repeats of recent bullets",
+			in: func(*testing.T) Input {
+				in := input(stat("ZnO", 6, 2, 2, 0), stat("GaN", 2, 1, 1, 0))
+				in.Recent = Reflect(in).Bullets
+				return in
+			},
+			want: []string{"added no evidence that changes the lessons above"},
+			not:  []string{"Only 2 compositions"},
 		},
 	}
 	for _, tc := range tests {

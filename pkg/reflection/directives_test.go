@@ -200,11 +200,11 @@ func ExampleReflect() {
 		Campaign: "wbg-1", Episode: 1, StabilityThreshold: 0.1,
 		Task: task.Task{Name: "Wide gaps", Constraints: []task.Constraint{task.AtLeast("band_gap", 2.5)}},
 		Compositions: []discovery.CompositionStat{
-			{Formula: "GaN", Queries: 2, Hits: 2, Stable: 1},
+			{Formula: "GaN", Queries: 3, Hits: 2, Stable: 1},
 			{Formula: "NaCl3", Queries: 4},
 		},
-		Counters:         messages.Counters{Evaluated: 6, Valid: 6, Hits: 2, Stable: 1, StableHits: 1},
-		EpisodeEvaluated: 6,
+		Counters:         messages.Counters{Evaluated: 7, Valid: 7, Hits: 2, Stable: 1, StableHits: 1},
+		EpisodeEvaluated: 7,
 	}
 	out := Reflect(in)
 	for _, d := range out.Directives {
@@ -215,6 +215,6 @@ func ExampleReflect() {
 	}
 	// Output:
 	// cap_composition NaCl3 4
-	// add comp:GaN 2
+	// add comp:GaN 3
 	// add comp:NaCl3 4
 }

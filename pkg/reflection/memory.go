@@ -24,6 +24,14 @@ const (
 	EditDelete = "delete"
 )
 
+// Lesson outcomes (Experience.Outcome).
+const (
+	// OutcomeProductive: its subject gave hits or stable candidates.
+	OutcomeProductive = "productive"
+	// OutcomeUnproductive: its subject gave neither, with support.
+	OutcomeUnproductive = "unproductive"
+)
+
 // CompositionKey is the key of the lesson about a reduced formula
 // ("comp:Li3PO4").
 func CompositionKey(formula string) string { return "comp:" + formula }
@@ -37,8 +45,8 @@ func SystemKey(system string) string { return "sys:" + system }
 
 // lessonIn is a lesson drafted from this campaign's evidence.
 type lessonIn struct {
-	key, kind, text string
-	evidence        int // this campaign's evaluations behind it
+	key, kind, text, outcome string
+	evidence                 int // this campaign's evaluations behind it
 }
 
 // others is the evidence behind e that is not the current campaign's, by
@@ -194,7 +202,7 @@ func (r *reflection) memory() []ExperienceOp {
 		if had {
 			base = old[k] // the bank's version (a contradicted one is gone)
 		}
-		e := r.withEvidence(Experience{Key: k, Kind: l.kind, Text: r.withEarlier(l.text, base), Campaigns: r.campaigns(base)},
+		e := r.withEvidence(Experience{Key: k, Kind: l.kind, Text: r.withEarlier(l.text, base), Outcome: l.outcome, Campaigns: r.campaigns(base)},
 			r.others(base, l.evidence), l.evidence)
 		switch {
 		case !had:
@@ -259,7 +267,7 @@ func (r *reflection) memory() []ExperienceOp {
 				earlier = append(earlier, e)
 			}
 		}
-		e := r.withEvidence(Experience{Key: sk, Kind: KindSystem, Text: r.systemText(s, earlier), Campaigns: r.campaigns(from...)}, ev, cur)
+		e := r.withEvidence(Experience{Key: sk, Kind: KindSystem, Text: r.systemText(s, earlier), Outcome: r.systemOutcome(s), Campaigns: r.campaigns(from...)}, ev, cur)
 		for _, k := range members {
 			if _, wasOld := old[k]; wasOld {
 				del(k, EditMerge, "merged into "+sk)
@@ -351,16 +359,19 @@ func (r *reflection) systemQueries(s string) int {
 // draftLessons writes the lessons this campaign's evidence supports.
 func (r *reflection) draftLessons() {
 	r.lessons = map[string]*lessonIn{}
+	sign := OutcomeUnproductive
 	add := func(key, kind, text string, evidence int) {
-		r.lessons[key] = &lessonIn{key: key, kind: kind, text: text, evidence: evidence}
+		r.lessons[key] = &lessonIn{key: key, kind: kind, text: text, evidence: evidence, outcome: sign}
 	}
 	for _, c := range r.comps {
-		if c.Hits > 0 {
+		if c.Hits > 0 && r.supported(c) {
+			sign = OutcomeProductive
 			add(CompositionKey(c.Formula), KindComposition, fmt.Sprintf(
 				"%s%s: %s%s. Productive: explore its neighbours (isovalent substitutions, nearby stoichiometries) rather than repeat it.",
 				c.Formula, inSystem(c), outcome(c), energyRange(c)), c.Queries)
 		}
 	}
+	sign = OutcomeUnproductive
 	for _, c := range r.caps {
 		add(CompositionKey(c.Formula), KindComposition, fmt.Sprintf(
 			"%s%s: %s, none feasible or stable%s. Unproductive: capped at %d queries.",
@@ -393,10 +404,41 @@ const maxLessonText = 700
 // previous version knew from elsewhere: the whole of it when the campaign
 // had not contributed, else its own earlier part.
 func (r *reflection) withEarlier(text string, base *Experience) string {
-	if e := earlierOf(base, r.in.Campaign); e != "" {
+	if e := novel(earlierOf(base, r.in.Campaign), text); e != "" {
 		text += earlierMarker + e
 	}
 	return clip(text)
+}
+
+// novel is what earlier says that text does not: its sentences, less
+// those text already holds (with or without an earlier part of its own),
+// so that a lesson never repeats itself.
+func novel(earlier, text string) string {
+	var keep []string
+	for _, s := range sentences(earlier) {
+		if !strings.Contains(text, s) && !slices.Contains(keep, s) {
+			keep = append(keep, s)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+// sentences splits a text at full stops followed by a space, and at the
+// earlier marker.
+func sentences(text string) []string {
+	var out []string
+	for _, part := range strings.Split(text, earlierMarker) {
+		for part != "" {
+			i := strings.Index(part, ". ")
+			if i < 0 {
+				out = append(out, strings.TrimSpace(part))
+				break
+			}
+			out = append(out, strings.TrimSpace(part[:i+1]))
+			part = part[i+2:]
+		}
+	}
+	return slices.DeleteFunc(out, func(s string) bool { return s == "" })
 }
 
 // earlierOf is what e knows apart from the campaign's current statistics:
@@ -483,10 +525,30 @@ func (r *reflection) systemText(s string, earlier []string) string {
 	case len(productive) > 0:
 		b.WriteString(" Vary the productive stoichiometries; skip the capped ones.")
 	}
-	if len(earlier) > 0 {
-		b.WriteString(earlierMarker + strings.Join(earlier, " "))
+	if e := novel(strings.Join(earlier, " "), b.String()); e != "" {
+		b.WriteString(earlierMarker + e)
 	}
 	return clip(b.String())
+}
+
+// systemOutcome is productive when a composition of the system has a hit
+// in the campaign, unproductive when it has capped compositions, else
+// unknown.
+func (r *reflection) systemOutcome(s string) string {
+	capped := false
+	for _, c := range r.comps {
+		if c.system != s {
+			continue
+		}
+		if c.Hits > 0 {
+			return OutcomeProductive
+		}
+		capped = capped || r.capped[c.Formula]
+	}
+	if capped || r.isAvoided(s) {
+		return OutcomeUnproductive
+	}
+	return ""
 }
 
 func (r *reflection) isAvoided(s string) bool {

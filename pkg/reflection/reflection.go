@@ -40,6 +40,9 @@ type Experience struct {
 	Text string `json:"text"`
 	// Kind is KindComposition, KindElement or KindSystem.
 	Kind string `json:"kind"`
+	// Outcome is OutcomeProductive, OutcomeUnproductive or "" (unknown):
+	// what the evolve generator's weights read (evolve.GuidanceFrom).
+	Outcome string `json:"outcome,omitempty"`
 	// Support counts the evaluations behind the lesson.
 	Support int `json:"support"`
 	// Campaigns that contributed to it.
@@ -86,6 +89,9 @@ type Input struct {
 	// Previous are the statistics of the previous reflection of the
 	// campaign, if any: breadth is judged against them.
 	Previous *discovery.EpisodeStats `json:"previous,omitempty"`
+	// Recent are the bullets of the bank's most recent reflections: a
+	// bullet that would repeat one of them verbatim is left out.
+	Recent []string `json:"recent,omitempty"`
 	// Options tune the rules; the zero value is the default.
 	Options Options `json:"options,omitzero"`
 }
@@ -117,6 +123,7 @@ const (
 	DefaultMaxDirectives          = 20
 	DefaultMergeAt                = 3
 	DefaultMaxLessons             = 64
+	DefaultMinSupport             = 3
 	// DefaultSuspiciousBelowHull (eV/atom): an energy this far below the
 	// known hull is about four CGCNN formation-energy MAEs (0.039 eV/atom)
 	// and more likely a surrogate error than a new ground state; the judge
@@ -154,6 +161,11 @@ type Options struct {
 	MergeAt int `json:"merge_at,omitempty"`
 	// MaxLessons bounds the bank; the least supported lessons go first.
 	MaxLessons int `json:"max_lessons,omitempty"`
+	// MinSupport is the evidence advice needs: a success is worth
+	// exploiting, and a productive composition worth a lesson, once its
+	// composition or its chemical system has this many queries — never
+	// on a single observation.
+	MinSupport int `json:"min_support,omitempty"`
 	// SuspiciousBelowHull (eV/atom), for the guardrail on negative
 	// energies above hull.
 	SuspiciousBelowHull float64 `json:"suspicious_below_hull,omitempty"`
@@ -173,6 +185,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxDirectives, DefaultMaxDirectives)
 	def(&o.MergeAt, DefaultMergeAt)
 	def(&o.MaxLessons, DefaultMaxLessons)
+	def(&o.MinSupport, DefaultMinSupport)
 	if !(o.SuspiciousBelowHull > 0) {
 		o.SuspiciousBelowHull = DefaultSuspiciousBelowHull
 	}
@@ -208,6 +221,15 @@ type comp struct {
 }
 
 func (c *comp) success() bool { return c.Hits > 0 || c.Stable > 0 }
+
+// supported reports whether c has the evidence advice needs: MinSupport
+// queries of the composition, or of its chemical system.
+func (r *reflection) supported(c *comp) bool {
+	if c.Queries >= r.opt.MinSupport {
+		return true
+	}
+	return c.system != "" && r.systemQueries(c.system) >= r.opt.MinSupport
+}
 
 // reflection holds the cleaned input and what the rules decided.
 type reflection struct {

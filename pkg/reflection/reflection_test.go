@@ -152,7 +152,6 @@ func TestReflectFixture(t *testing.T) {
 	want := []op{
 		{EditDelete, "comp:Li4P2O7", 0}, // contradicted by its hit
 		{EditMerge, "comp:LiPO3", 0},    // merged into sys:Li-O-P
-		{EditAdd, "comp:KAlO2", 1},
 		{EditModify, "comp:MgAl2O4", 3}, // support max(2, 3): same campaign
 		{EditAdd, "elem:Cl", 15},
 		{EditAdd, "elem:F", 10},

@@ -50,6 +50,9 @@ func (g *Evolve) Propose(ctx context.Context, in *Input) (*Output, error) {
 		Known:     g.Known,
 		RNG:       rand.New(rand.NewPCG(in.Seed, 0x5deece66d)),
 	}
+	if !g.Baseline {
+		ein.Guidance = evolve.GuidanceFrom(in.Experiences, in.Directives)
+	}
 	seen, err := g.seen.set(ctx, g.Store, in.Spec.ID)
 	if err != nil {
 		return nil, err

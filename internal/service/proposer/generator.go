@@ -7,6 +7,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflection"
 )
 
 // Input is what a generator sees of a generation: the campaign, the chosen
@@ -22,6 +23,10 @@ type Input struct {
 	Rejects     []store.Member
 	Reflections []messages.Reflection
 	Directives  []messages.Directive
+	// Experiences are the memory bank's lessons most relevant to the
+	// island (reflection.Relevant: by chemical-system similarity to its
+	// parents), the most relevant first.
+	Experiences []reflection.Experience
 	// Rules are the indices (into the generator's rule list) of the rules
 	// sampled for this generation; none in generation 0 (LLEMA App. D.2).
 	Rules []int

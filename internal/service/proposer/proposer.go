@@ -23,6 +23,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/island"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/reflection"
 )
 
 // Config tunes a proposer replica.
@@ -403,6 +404,9 @@ func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req 
 	return nil
 }
 
+// MaxExperiences bounds the memory-bank lessons a generation is shown.
+const MaxExperiences = 8
+
 // input gathers what the generator sees: the island chosen by Boltzmann
 // sampling over mean scores (LLEMA §2.4), its top-k pools, the memory.
 func (s *Service) input(ctx context.Context, spec *messages.CampaignSpec, req *messages.GenerationRequest) (*Input, error) {
@@ -429,8 +433,21 @@ func (s *Service) input(ctx context.Context, spec *messages.CampaignSpec, req *m
 		return nil, err
 	}
 	in.Successes, in.Failures, in.Rejects = view.Successes, view.Failures, view.Rejects
-	if in.Reflections, in.Directives, err = s.store.Bank(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
-		return nil, err
+	// With the reflector off the campaign learns nothing and reads no
+	// bank: neither its own reflections nor other campaigns'.
+	if spec.Reflector.Mode != messages.ReflectorOff {
+		if in.Reflections, in.Directives, err = s.store.Bank(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
+			return nil, err
+		}
+		lessons, err := s.store.Experiences(ctx, spec.MemoryContext)
+		if err != nil {
+			return nil, err
+		}
+		var formulas []string
+		for _, m := range append(append([]store.Member(nil), in.Successes...), in.Failures...) {
+			formulas = append(formulas, m.Formula)
+		}
+		in.Experiences = reflection.Relevant(lessons, formulas, MaxExperiences)
 	}
 	// LLEMA App. D.2: rules join the prompt after generation 0.
 	if req.Generation > 0 && s.cfg.RuleCount > 0 {

@@ -41,6 +41,31 @@ type Config struct {
 	// Negative: take only what is ready at once.
 	Linger       time.Duration
 	DrainTimeout time.Duration
+	// LLM reflects for campaigns with reflector llm; nil makes them
+	// reflect by the rules, with the reason recorded.
+	LLM LLM
+}
+
+// LLM is a language-model reflector (MADE §4.1, SciMem App. E): given the
+// episode's input and what the rules concluded, it returns the
+// reflection to apply — its bullets, its directives (checked against the
+// evidence with reflection.CheckDirectives) and its memory edits — and
+// its exchanges for the audit trail. On an unusable answer it returns the
+// rules' output with Fallback saying why; an error is an endpoint failure
+// worth retrying.
+type LLM interface {
+	Reflect(ctx context.Context, spec *messages.CampaignSpec, in *reflection.Input, rules *reflection.Output) (*LLMReflection, error)
+}
+
+// LLMReflection is what an LLM reflector returns.
+type LLMReflection struct {
+	Output  reflection.Output
+	Dropped []messages.DroppedDirective
+	// RefusedEdits are the memory edits refused, each with why.
+	RefusedEdits []string
+	// Fallback says why the rules' output stands in, if it does.
+	Fallback string
+	Prompts  []*messages.Prompt
 }
 
 // Service is a reflector replica.
@@ -305,6 +330,13 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 			}
 		}
 	}
+	if recent, _, err := s.store.Bank(ctx, spec.MemoryContext, spec.ReflectionWindow); err != nil {
+		return err
+	} else {
+		for _, r := range recent {
+			in.Recent = append(in.Recent, r.Bullets...)
+		}
+	}
 	out := reflection.Reflect(in)
 	stats, err := json.Marshal(out.Stats)
 	if err != nil {
@@ -313,20 +345,17 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 	if err := s.store.SetEpisodeStats(ctx, spec.ID, episode, stats); err != nil {
 		return err
 	}
-	r := &messages.Reflection{
-		Schema: messages.SchemaVersion, Campaign: spec.ID, Context: spec.MemoryContext, Episode: episode,
-		Bullets: out.Bullets, Directives: out.Directives, At: time.Now().UTC(),
-	}
-	if _, err := s.store.ApplyReflection(ctx, spec.MemoryContext, r.MsgID(), r, out.Revoke, out.Ops); err != nil {
-		return err
-	}
-	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectReflections, spec.ID), r); err != nil {
-		return err
+	message := fmt.Sprintf("episode %d of %d done: reflection off", episode+1, spec.Episodes)
+	if spec.Reflector.Mode != messages.ReflectorOff {
+		r, err := s.reflect(ctx, spec, &in, &out)
+		if err != nil {
+			return err
+		}
+		message = fmt.Sprintf("episode %d of %d done: %d bullets, %d directives (%s)", episode+1, spec.Episodes, len(r.Bullets), len(r.Directives), r.Mode)
 	}
 	status := &messages.Status{
 		Schema: messages.SchemaVersion, Campaign: spec.ID, State: messages.StateEpisode, Episode: episode,
-		Message:  fmt.Sprintf("episode %d of %d done: %d bullets, %d directives", episode+1, spec.Episodes, len(r.Bullets), len(r.Directives)),
-		Counters: st.Counters, At: time.Now().UTC(),
+		Message: message, Counters: st.Counters, At: time.Now().UTC(),
 	}
 	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
 		return err
@@ -336,4 +365,46 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 		return err
 	}
 	return s.ctl.Start(ctx, spec, fmt.Sprintf("episode%d", episode+1))
+}
+
+// reflect writes the episode's reflection into the memory bank and
+// publishes it: the rules' output, or the LLM reflector's with reflector
+// llm (its exchanges published to the audit trail first).
+func (s *Service) reflect(ctx context.Context, spec *messages.CampaignSpec, in *reflection.Input, out *reflection.Output) (*messages.Reflection, error) {
+	r := &messages.Reflection{
+		Schema: messages.SchemaVersion, Campaign: spec.ID, Context: spec.MemoryContext, Episode: in.Episode,
+		Mode: messages.ReflectorRules, At: time.Now().UTC(),
+	}
+	if spec.Reflector.Mode == messages.ReflectorLLM {
+		if s.cfg.LLM == nil {
+			r.Fallback = "this reflector has no LLM configured"
+		} else {
+			lr, err := s.cfg.LLM.Reflect(ctx, spec, in, out)
+			if lr != nil {
+				for _, p := range lr.Prompts {
+					if perr := s.bus.Publish(ctx, messages.Subject(messages.SubjectPrompts, spec.ID), p); perr != nil {
+						s.log.Warn("publishing a reflection prompt failed", zap.String("campaign", spec.ID), zap.Error(perr))
+					}
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
+			out, r.Dropped, r.RefusedEdits, r.Fallback = &lr.Output, lr.Dropped, lr.RefusedEdits, lr.Fallback
+			if lr.Fallback == "" {
+				r.Mode = messages.ReflectorLLM
+			}
+		}
+		if r.Fallback != "" {
+			s.log.Warn("LLM reflection unusable; the rules reflect instead", zap.String("campaign", spec.ID), zap.Int("episode", in.Episode), zap.String("reason", r.Fallback))
+		}
+	}
+	r.Bullets, r.Directives = out.Bullets, out.Directives
+	if _, err := s.store.ApplyReflection(ctx, spec.MemoryContext, r.MsgID(), r, out.Revoke, out.Ops); err != nil {
+		return nil, err
+	}
+	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectReflections, spec.ID), r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }

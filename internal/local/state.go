@@ -1,0 +1,131 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/crucible-sci/crucible/internal/store"
+)
+
+// StateFile is the file of a state directory (crucible local --state)
+// that holds the memory banks.
+const StateFile = "memory.json"
+
+// ReadState reads the memory banks of a state directory; none when it has
+// no state file yet.
+func ReadState(dir string) ([]*store.BankDump, error) {
+	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var banks []*store.BankDump
+	if err := json.Unmarshal(b, &banks); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+	}
+	return banks, nil
+}
+
+// WriteState writes memory banks to a state directory (created if
+// needed), replacing its state file atomically.
+func WriteState(dir string, banks []*store.BankDump) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(banks, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, StateFile+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, StateFile))
+}
+
+// LoadState imports the memory banks of a state directory into the
+// stack's store and returns how many there were.
+func LoadState(ctx context.Context, s *store.Store, dir string) (int, error) {
+	banks, err := ReadState(dir)
+	if err != nil {
+		return 0, err
+	}
+	for _, b := range banks {
+		if err := s.ImportBank(ctx, b); err != nil {
+			return 0, err
+		}
+	}
+	return len(banks), nil
+}
+
+// SaveState exports every memory bank of the store to a state directory.
+func SaveState(ctx context.Context, s *store.Store, dir string) error {
+	banks, err := ExportBanks(ctx, s)
+	if err != nil {
+		return err
+	}
+	return WriteState(dir, banks)
+}
+
+// ExportBanks reads the given memory banks, every bank when none is
+// named.
+func ExportBanks(ctx context.Context, s *store.Store, contexts ...string) ([]*store.BankDump, error) {
+	if len(contexts) == 0 {
+		var err error
+		if contexts, err = s.Banks(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]*store.BankDump, 0, len(contexts))
+	for _, c := range contexts {
+		d, err := s.ExportBank(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// FilterBanks keeps the banks of the named contexts (all when none is).
+func FilterBanks(banks []*store.BankDump, names []string) []*store.BankDump {
+	if len(names) == 0 {
+		return banks
+	}
+	var out []*store.BankDump
+	for _, b := range banks {
+		if slices.Contains(names, b.Context) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// MergeBanks returns the imported banks and those of banks whose context
+// none of them has.
+func MergeBanks(banks, imported []*store.BankDump) []*store.BankDump {
+	out := append([]*store.BankDump(nil), imported...)
+	for _, b := range banks {
+		if len(FilterBanks(imported, []string{b.Context})) == 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
