@@ -172,8 +172,11 @@ fewer collections for a larger peak heap.`,
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
 			}
-			_, oracle, err := wire.Oracle(data, 0)
+			orc, oracle, err := wire.Oracle(data, 0)
 			if err != nil {
+				return err
+			}
+			if err := orc.Prepare(spec.Task.Required()); err != nil {
 				return err
 			}
 			db, err := wire.Reference(data)

@@ -31,10 +31,16 @@ func newPredictCmd() *cobra.Command {
 does: validity checks; CGCNN predictions of formation energy, band gap, bulk
 and shear modulus, Poisson ratio, Fermi energy and metal probability, each
 with the model's published test MAE as its uncertainty (moduli: propagated
-from log10 GPa); the reference value instead when the reduced formula is in
-the Materials Project tables (the candidate is then "known", and the CGCNN
-value is shown beside it); the dielectric constant for known compounds
-only; density and volume per atom exactly from the structure. With --hull,
+from log10 GPa); Crucible's own surrogates (docs/surrogates.md) for the static
+dielectric constant κ, the largest dielectric tensor element, the
+piezoelectric stress coefficient e, conductivity, and the strain coefficient
+d estimated from e and the moduli, each with its cross-validated
+uncertainty (a missing model file is trained once into the model cache,
+tens of seconds); the reference value instead when the reduced formula is in
+the Materials Project tables or the surrogates' data sets (the candidate is
+then "known", and the model value is shown beside it); the electronic
+dielectric constant ε∞ for known compounds only; density and volume per
+atom exactly from the structure. With --hull,
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
 
@@ -70,7 +76,8 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			o, err := oracle.Open(d, oracle.Options{Workers: workers})
+			o, err := oracle.Open(d, oracle.Options{Workers: workers, TrainModels: true,
+				ModelLog: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }})
 			if err != nil {
 				return err
 			}
@@ -131,7 +138,7 @@ func predictFiles(cmd *cobra.Command, o *oracle.Oracle, files []string, withHull
 			unreadable++
 			continue
 		}
-		reqs = append(reqs, oracle.Request{Structure: s, Hull: withHull})
+		reqs = append(reqs, oracle.Request{Structure: s, Hull: withHull, Properties: oracle.OwnProperties()})
 		which = append(which, i)
 	}
 	results, err := o.Evaluate(cmd.Context(), reqs)
@@ -266,7 +273,7 @@ func valueText(name string, v oracle.Value) string {
 	}
 	s += " (" + string(v.Source)
 	if v.Surrogate != nil {
-		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
+		s += fmt.Sprintf("; model %.4g", *v.Surrogate)
 	}
 	return s + ")"
 }

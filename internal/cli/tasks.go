@@ -23,10 +23,13 @@ func newTasksCmd() *cobra.Command {
 		Short: "LLEMA's benchmark tasks, and checks of user task files",
 		Long: `List the 14 built-in discovery tasks of the LLEMA benchmark with their
 property constraints in words and whether Crucible can evaluate them: every
-constrained property comes from a CGCNN surrogate, the structure or the hull;
-some only from the reference table (dielectric constant); or some from
-nothing (piezoelectric coefficients, conductivity), in which case no
-candidate can be feasible.
+constrained property of the 14 comes from a surrogate (CGCNN, or Crucible's
+own models for the static dielectric constant, piezoelectric coefficients
+and conductivity), the structure or the hull. A user task may constrain a
+property known only from the reference table (dielectric_electronic) or
+from nothing in Crucible (seebeck_coefficient, power_factor, unless a
+plug-in model server provides it), in which case novel candidates have no
+value for it.
 
 With --json, one object per line: the task's fields (name, domain,
 description, goal, constraints, elements, properties, notes) plus support,
@@ -210,7 +213,7 @@ func writeTaskText(w io.Writer, t task.Task, issues []string, detailed bool) err
 func supportText(t task.Task) string {
 	var parts []string
 	if u := t.Unsupported(); len(u) > 0 {
-		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible; no candidate can be feasible)", strings.Join(u, ", ")))
+		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible: declare a plug-in model server for it, docs/surrogates.md; until then no candidate can be feasible)", strings.Join(u, ", ")))
 	}
 	if r := t.ReferenceOnly(); len(r) > 0 {
 		parts = append(parts, fmt.Sprintf("reference only: %s (known for compounds in the reference table, none for novel ones)", strings.Join(r, ", ")))

@@ -6,6 +6,7 @@ package wire
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
@@ -18,13 +19,19 @@ import (
 )
 
 // Oracle opens the hierarchical oracle of the data directory (CGCNN
-// checkpoints, reference tables) for evaluators.
+// checkpoints, reference tables) for evaluators. Crucible's own surrogates
+// are loaded when a task first needs them, and trained then into the model
+// cache when the data directory has none (saying so on stderr).
 func Oracle(dataDir string, workers int) (*oracle.Oracle, evaluator.Oracle, error) {
-	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers})
+	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr})
 	if err != nil {
 		return nil, nil, err
 	}
 	return o, evaluator.HierarchicalOracle{Oracle: o}, nil
+}
+
+func logStderr(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "crucible: "+format+"\n", args...)
 }
 
 // Reference loads the reference tables alone (what a proposer needs).

@@ -64,6 +64,12 @@ type Request struct {
 	// is built anew from the cached one's entries and these (milliseconds
 	// even for five-element systems); the cached diagram is not changed.
 	Extra []hull.Entry
+	// Properties names the properties of Crucible's own surrogates
+	// (OwnProperties: dielectric_constant, piezo_max_dielectric,
+	// piezo_max_eij, conductivity, piezo_max_dij) to predict; the CGCNN
+	// and structure properties are always predicted. Other names are
+	// ignored, so a task's Required() list can be passed as it is.
+	Properties []string
 }
 
 // Result is the oracle's verdict on one structure.
@@ -294,6 +300,7 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[name] = v
 		}
 	}
+	o.completeOwn(res, req)
 	if req.Hull {
 		st, warn := o.stability(req.Structure.Composition(), res.Formula, res.Properties, req.Extra)
 		res.Stability = st

@@ -114,10 +114,10 @@ func TestSupport(t *testing.T) {
 		referenceOnly []string
 	}{
 		{"Hard, Stiff Ceramics", SupportSurrogate, nil, nil},
-		{"High-k Dielectrics", SupportReference, nil, []string{"dielectric_constant"}},
-		{"Piezo Energy Harvesters", SupportUnsupported, []string{"piezo_max_dij", "piezo_max_dielectric"}, nil},
-		{"Transparent Conductors", SupportUnsupported, []string{"conductivity"}, nil},
-		{"Electrically Insulating Dielectrics", SupportReference, nil, []string{"dielectric_constant"}},
+		{"High-k Dielectrics", SupportSurrogate, nil, nil},
+		{"Piezo Energy Harvesters", SupportSurrogate, nil, nil},
+		{"Transparent Conductors", SupportSurrogate, nil, nil},
+		{"Electrically Insulating Dielectrics", SupportSurrogate, nil, nil},
 	}
 	for _, tt := range tests {
 		task := mustTask(t, tt.task)
@@ -130,6 +130,15 @@ func TestSupport(t *testing.T) {
 		if got := task.ReferenceOnly(); !slices.Equal(got, tt.referenceOnly) {
 			t.Errorf("%s: ReferenceOnly() = %v, want %v", tt.task, got, tt.referenceOnly)
 		}
+	}
+	for _, b := range Builtins() {
+		if got := b.Support(); got != SupportSurrogate {
+			t.Errorf("built-in %q: Support() = %s, want surrogate", b.Name, got)
+		}
+	}
+	electronic := Task{Constraints: []Constraint{AtLeast("dielectric_electronic", 4)}}
+	if got := electronic.ReferenceOnly(); !slices.Equal(got, []string{"dielectric_electronic"}) || electronic.Support() != SupportReference {
+		t.Errorf("ε∞ task: ReferenceOnly() = %v, Support() = %s", got, electronic.Support())
 	}
 	density := Task{Constraints: []Constraint{AtMost("density", 3)}}
 	if got := density.Support(); got != SupportStructure {

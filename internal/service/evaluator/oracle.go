@@ -21,7 +21,7 @@ type HierarchicalOracle struct {
 func (h HierarchicalOracle) Evaluate(ctx context.Context, items []Item) ([]Outcome, error) {
 	reqs := make([]oracle.Request, len(items))
 	for i, it := range items {
-		reqs[i] = oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra}
+		reqs[i] = oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra, Properties: it.Properties}
 	}
 	res, err := h.Oracle.Evaluate(ctx, reqs)
 	if err != nil {
