@@ -5,6 +5,8 @@
 package main
 
 import (
+	"github.com/nats-io/nats.go"
+
 	"context"
 	"time"
 
@@ -35,7 +37,7 @@ func main() {
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
 			start := time.Now()
-			_, o, err := wire.Oracle(data, workers)
+			_, o, err := wire.OracleWith(data, workers, func() (*nats.Conn, error) { return in.Bus.NC, nil })
 			if err != nil {
 				return nil, nil, err
 			}

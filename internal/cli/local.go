@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,7 +176,13 @@ fewer collections for a larger peak heap.`,
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
 			}
-			orc, oracle, err := wire.Oracle(data, 0)
+			var stack atomic.Pointer[local.Stack]
+			orc, oracle, err := wire.OracleWith(data, 0, func() (*nats.Conn, error) {
+				if st := stack.Load(); st != nil {
+					return st.Bus.NC, nil
+				}
+				return nil, errors.New("the installation has not started")
+			})
 			if err != nil {
 				return err
 			}
@@ -183,12 +193,16 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return err
 			}
+			provided, err := wire.Provided(data)
+			if err != nil {
+				return err
+			}
 			opts := local.Options{
 				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
 			}
 			opts.Evaluator.Delay = delay
 			opts.Proposer = func(s *store.Store) proposer.Config {
-				po := wire.ProposerOptions{Baseline: baseline}
+				po := wire.ProposerOptions{Baseline: baseline, Provided: provided}
 				if llmClient != nil {
 					// The client (and its limits) is shared by the replicas.
 					gen, err := llm.NewGenerator(llmClient, s)
@@ -202,13 +216,14 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return err
 			}
+			stack.Store(st)
 			defer st.Close()
 			if !quiet {
 				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
 					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
 			}
 			progress := progressPrinter(stderr, quiet)
-			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout,
+			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: provided,
 				Generator: generatorLabel(spec, baseline)})
 			if !quiet {
 				fmt.Fprintln(stderr)

@@ -5,9 +5,13 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/crucible-sci/crucible/internal/plugin"
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -15,6 +19,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/oracle"
+	pkgplugin "github.com/crucible-sci/crucible/pkg/plugin"
 	"github.com/crucible-sci/crucible/pkg/reference"
 )
 
@@ -23,11 +28,37 @@ import (
 // are loaded when a task first needs them, and trained then into the model
 // cache when the data directory has none (saying so on stderr).
 func Oracle(dataDir string, workers int) (*oracle.Oracle, evaluator.Oracle, error) {
-	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr})
+	return OracleWith(dataDir, workers, nil)
+}
+
+// OracleWith is Oracle with the plug-in model servers of the data
+// directory's registry (pkg/plugin), reached over the NATS connection conn
+// returns when a candidate first needs them (nil: plug-ins get the
+// no_responders warning).
+func OracleWith(dataDir string, workers int, conn func() (*nats.Conn, error)) (*oracle.Oracle, evaluator.Oracle, error) {
+	reg, err := pkgplugin.LoadRegistry(dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if conn == nil {
+		conn = func() (*nats.Conn, error) { return nil, errors.New("this process has no NATS connection for plug-ins") }
+	}
+	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr,
+		External: plugin.Clients(conn, reg)})
 	if err != nil {
 		return nil, nil, err
 	}
 	return o, evaluator.HierarchicalOracle{Oracle: o}, nil
+}
+
+// Provided lists the properties the data directory's plug-ins provide
+// (what a campaign may constrain beyond the built-in support).
+func Provided(dataDir string) ([]string, error) {
+	reg, err := pkgplugin.LoadRegistry(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return reg.Properties(), nil
 }
 
 func logStderr(format string, args ...any) {
@@ -54,6 +85,8 @@ type ProposerOptions struct {
 	// LLM is the generator for campaigns with generator "llm"; nil leaves
 	// them unsupported on this proposer.
 	LLM proposer.Generator
+	// Provided are the properties of the plug-in model servers (Provided).
+	Provided []string
 }
 
 // Proposer returns a proposer configuration over the reference data.
@@ -70,5 +103,6 @@ func Proposer(db *reference.DB, st *store.Store, o ProposerOptions) proposer.Con
 		Seeder:     &proposer.ReferenceSeeder{DB: db},
 		Known:      known,
 		RuleCount:  len(evolve.Rules),
+		Provided:   o.Provided,
 	}
 }

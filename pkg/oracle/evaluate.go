@@ -177,6 +177,7 @@ func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error)
 	}); err != nil {
 		return nil, err
 	}
+	o.completeExternal(ctx, reqs, results)
 	return results, nil
 }
 

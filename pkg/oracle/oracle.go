@@ -61,6 +61,10 @@ type Options struct {
 	TrainModels bool
 	// ModelLog, when set, is told when a model is trained on first use.
 	ModelLog func(format string, args ...any)
+	// External are plug-in model servers, at most one per property; a
+	// request naming their property (Request.Properties) gets their value.
+	// Their properties take precedence over the own surrogates'.
+	External []External
 }
 
 // Oracle evaluates candidate structures. It is safe for concurrent use.

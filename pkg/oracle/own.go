@@ -170,6 +170,9 @@ func wants(req Request) map[string]bool {
 // predicted result whose CGCNN and reference values are in.
 func (o *Oracle) completeOwn(res *Result, req Request) {
 	w := wants(req)
+	for _, ext := range o.opts.External {
+		delete(w, ext.Model().Property)
+	}
 	if len(w) == 0 {
 		return
 	}

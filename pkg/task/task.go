@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -363,6 +364,34 @@ func (t Task) Required() []string {
 // constrained property has no feasible candidate; it is still a valid task
 // (LLEMA's piezoelectric tasks), reported as such.
 func (t Task) Unsupported() []string { return t.withSupport(SupportUnsupported) }
+
+// UnsupportedWith lists the required properties nothing in Crucible
+// provides, leaving out those a plug-in model server provides.
+func (t Task) UnsupportedWith(provided []string) []string {
+	var out []string
+	for _, p := range t.Unsupported() {
+		if !slices.Contains(provided, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ErrNoProvider: a task constrains a property no model provides.
+var ErrNoProvider = errors.New("no provider")
+
+// CheckProviders refuses a task that constrains a property neither
+// Crucible nor a plug-in in provided gives a value for, naming the
+// properties and how to add a provider.
+func (t Task) CheckProviders(provided []string) error {
+	u := t.UnsupportedWith(provided)
+	if len(u) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: task %q constrains %s, which no model in Crucible provides; add a provider: a plug-in model server "+
+		"declared in the data directory's models/registry.yaml (property, unit, endpoint, uncertainty; docs/plugins.md)",
+		ErrNoProvider, t.Name, strings.Join(u, ", "))
+}
 
 // ReferenceOnly lists the required properties known only for compounds in
 // the reference tables.

@@ -159,3 +159,19 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Error("Clone shares memory with the original")
 	}
 }
+
+func TestCheckProviders(t *testing.T) {
+	thermo := Task{Name: "thermoelectrics", Constraints: []Constraint{AtLeast("seebeck_coefficient", 200), AtLeast("band_gap", 0.1)}}
+	err := thermo.CheckProviders(nil)
+	if !errors.Is(err, ErrNoProvider) || !strings.Contains(err.Error(), "seebeck_coefficient") || !strings.Contains(err.Error(), "models/registry.yaml") {
+		t.Errorf("CheckProviders without a plug-in: %v, want the property and how to add a provider", err)
+	}
+	if err := thermo.CheckProviders([]string{"seebeck_coefficient"}); err != nil {
+		t.Errorf("with a plug-in for it: %v", err)
+	}
+	for _, b := range Builtins() {
+		if err := b.CheckProviders(nil); err != nil {
+			t.Errorf("built-in %s: %v", b.Name, err)
+		}
+	}
+}
