@@ -21,9 +21,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
-	"github.com/crucible-sci/crucible/internal/service/proposer"
-	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -38,9 +35,12 @@ type campaignFlags struct {
 	budget, islands, batch       int
 	episodes, topK               int
 	seed                         uint64
-	generator, model             string
+	generator, model, oracle     string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	// ordered and seededID: see messages.CampaignSpec.Ordered and
+	// messages.SpecSource.SeededID (local sets them).
+	ordered, seededID bool
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -57,6 +57,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed of the campaign (default: random)")
 	fl.StringVar(&f.generator, "generator", "", "evolve (default) or llm")
 	fl.StringVar(&f.model, "model", "", "LLM model for --generator llm")
+	fl.StringVar(&f.oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
@@ -73,9 +74,10 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight,
+			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 		},
+		SeededID: f.seededID,
 	})
 	for _, is := range issues {
 		fmt.Fprintln(stderr, "warning:", is)
@@ -116,9 +118,16 @@ campaign, shows its progress and writes its results to DIR:
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator llm: every prompt sent and its answer
-  summary.json           evaluated, hits, stable, discoveries, hit_rate,
-                         stability_rate, memorization_rate,
-                         unique_compositions, pareto_front, wall_seconds, …
+  summary.json           LLEMA's rates over generated and over evaluated
+                         candidates, MADE's n_stable, audc, sde and
+                         learning_slope, the Pareto front, counters, …
+                         (every field: docs/summary.md)
+
+With --seed the campaign runs ordered (one generation at a time,
+evaluations recorded in the order of their candidates) and its id derives
+from the seed: a second run with the same flags gives the same
+evaluations, verdicts and summary, apart from time stamps and timings.
+--ordered=false trades that for the overlap of proposing and evaluating.
 
 With --generator llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
@@ -133,6 +142,11 @@ The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
 fewer collections for a larger peak heap.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("ordered") {
+				cf.ordered = cf.seed != 0 && cf.maxInFlight <= 1
+			}
+			// Alone on embedded servers, a reproduced run keeps its ids.
+			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
 			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -141,7 +155,7 @@ fewer collections for a larger peak heap.`,
 				// One campaign: its calls in flight are the client's.
 				llmCfg.Concurrency = max(llmCfg.Concurrency, spec.MaxInFlight)
 			}
-			llmClient, err := localLLM(spec, &llmCfg)
+			llmClient, err := local.LLMClient(spec, &llmCfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -169,7 +183,7 @@ fewer collections for a larger peak heap.`,
 					return err
 				}
 			}
-			tuneLocalGC()
+			local.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stderr := cmd.ErrOrStderr()
@@ -177,7 +191,9 @@ fewer collections for a larger peak heap.`,
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
 			}
 			var stack atomic.Pointer[local.Stack]
-			orc, oracle, err := wire.OracleWith(data, 0, func() (*nats.Conn, error) {
+			opts, loaded, err := local.WithData(local.Options{
+				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
+			}, data, baseline, llmClient, func() (*nats.Conn, error) {
 				if st := stack.Load(); st != nil {
 					return st.Bus.NC, nil
 				}
@@ -186,32 +202,10 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return err
 			}
-			if err := orc.Prepare(spec.Task.Required()); err != nil {
+			if err := loaded.Oracle.Prepare(spec.Task.Required()); err != nil {
 				return err
-			}
-			db, err := wire.Reference(data)
-			if err != nil {
-				return err
-			}
-			provided, err := wire.Provided(data)
-			if err != nil {
-				return err
-			}
-			opts := local.Options{
-				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
 			}
 			opts.Evaluator.Delay = delay
-			opts.Proposer = func(s *store.Store) proposer.Config {
-				po := wire.ProposerOptions{Baseline: baseline, Provided: provided}
-				if llmClient != nil {
-					// The client (and its limits) is shared by the replicas.
-					gen, err := llm.NewGenerator(llmClient, s)
-					if err == nil {
-						po.LLM = gen
-					}
-				}
-				return wire.Proposer(db, s, po)
-			}
 			st, err := local.Start(ctx, opts)
 			if err != nil {
 				return err
@@ -220,11 +214,14 @@ fewer collections for a larger peak heap.`,
 			defer st.Close()
 			if !quiet {
 				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
-					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
+					spec.ID, spec.Task.Name, spec.Budget, local.GeneratorLabel(spec, baseline), evaluators)
 			}
-			progress := progressPrinter(stderr, quiet)
-			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: provided,
-				Generator: generatorLabel(spec, baseline)})
+			var progress func(local.Progress)
+			if !quiet {
+				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
+			}
+			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: loaded.Provided,
+				Generator: local.GeneratorLabel(spec, baseline)})
 			if !quiet {
 				fmt.Fprintln(stderr)
 			}
@@ -254,61 +251,10 @@ fewer collections for a larger peak heap.`,
 	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
 	f.BoolVar(&baseline, "random-baseline", false, "propose with the random-substitution baseline instead of evolve")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&cf.ordered, "ordered", false, "run the campaign reproducibly from its seed: one generation at a time, evaluations recorded in order (default: on with --seed, unless --max-in-flight is above 1)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
 	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")
 	llmCfg.BindFlags(f, false)
 	return cmd
-}
-
-// localLLM builds the LLM client of a local run with --generator llm: the
-// endpoint and limits from the --llm-* flags, the model and temperature
-// from the campaign (--model, --temperature), the key from
-// CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE. Other generators need
-// none.
-func localLLM(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
-	if spec.Generator.Kind != messages.GeneratorLLM {
-		return nil, nil
-	}
-	if spec.Generator.Model == "" {
-		return nil, errors.New("--generator llm needs --model NAME (and --llm-url URL for a server other than OpenAI)")
-	}
-	c := *cfg
-	c.Model, c.Temperature = spec.Generator.Model, spec.Generator.Temperature
-	key, err := llm.APIKeyFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	c.APIKey = key
-	return llm.NewClient(c)
-}
-
-func generatorLabel(spec *messages.CampaignSpec, baseline bool) string {
-	if baseline && spec.Generator.Kind == messages.GeneratorEvolve {
-		return "random-substitution baseline"
-	}
-	return spec.Generator.Kind
-}
-
-// progressPrinter redraws one line on a terminal and prints a line every
-// tenth of the budget otherwise.
-func progressPrinter(w io.Writer, quiet bool) func(local.Progress) {
-	if quiet {
-		return nil
-	}
-	tty := isTerminal(w)
-	lastDecile := -1
-	return func(p local.Progress) {
-		if tty {
-			fmt.Fprintf(w, "\r%s\033[K", local.ProgressLine(p, 30))
-			return
-		}
-		if p.Budget == 0 {
-			return
-		}
-		if d := 10 * p.Evaluated / p.Budget; d > lastDecile {
-			lastDecile = d
-			fmt.Fprintln(w, local.ProgressLine(p, 0))
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -36,19 +37,28 @@ func Oracle(dataDir string, workers int) (*oracle.Oracle, evaluator.Oracle, erro
 // returns when a candidate first needs them (nil: plug-ins get the
 // no_responders warning).
 func OracleWith(dataDir string, workers int, conn func() (*nats.Conn, error)) (*oracle.Oracle, evaluator.Oracle, error) {
-	reg, err := pkgplugin.LoadRegistry(dataDir)
+	opts, err := oracleOptions(dataDir, workers, conn)
 	if err != nil {
 		return nil, nil, err
 	}
-	if conn == nil {
-		conn = func() (*nats.Conn, error) { return nil, errors.New("this process has no NATS connection for plug-ins") }
-	}
-	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr,
-		External: plugin.Clients(conn, reg)})
+	o, err := oracle.Open(dataDir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return o, evaluator.HierarchicalOracle{Oracle: o}, nil
+}
+
+// oracleOptions are the evaluators' oracle options: own surrogates
+// trained on first use, the registry's plug-ins over conn.
+func oracleOptions(dataDir string, workers int, conn func() (*nats.Conn, error)) (oracle.Options, error) {
+	reg, err := pkgplugin.LoadRegistry(dataDir)
+	if err != nil {
+		return oracle.Options{}, err
+	}
+	if conn == nil {
+		conn = func() (*nats.Conn, error) { return nil, errors.New("this process has no NATS connection for plug-ins") }
+	}
+	return oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr, External: plugin.Clients(conn, reg)}, nil
 }
 
 // Provided lists the properties the data directory's plug-ins provide
@@ -63,6 +73,36 @@ func Provided(dataDir string) ([]string, error) {
 
 func logStderr(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "crucible: "+format+"\n", args...)
+}
+
+// RelaxingOracle opens the hierarchical oracle and its relax tier (the
+// M3GNet potential, MP's corrections and elemental references, with the
+// relax tier's default options), in parallel, for evaluators with the
+// relax role.
+func RelaxingOracle(dataDir string, workers int) (*oracle.Oracle, evaluator.RelaxOracle, error) {
+	return RelaxingOracleWith(dataDir, workers, nil)
+}
+
+// RelaxingOracleWith is RelaxingOracle with the registry's plug-ins over
+// conn (see OracleWith).
+func RelaxingOracleWith(dataDir string, workers int, conn func() (*nats.Conn, error)) (*oracle.Oracle, evaluator.RelaxOracle, error) {
+	opts, err := oracleOptions(dataDir, workers, conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		o          *oracle.Oracle
+		r          *oracle.Relaxer
+		oErr, rErr error
+		wg         sync.WaitGroup
+	)
+	wg.Go(func() { o, oErr = oracle.Open(dataDir, opts) })
+	wg.Go(func() { r, rErr = oracle.OpenRelaxer(dataDir, oracle.RelaxOptions{}) })
+	wg.Wait()
+	if err := errors.Join(oErr, rErr); err != nil {
+		return nil, nil, err
+	}
+	return o, evaluator.RelaxingOracle{HierarchicalOracle: evaluator.HierarchicalOracle{Oracle: o}, Relaxer: r}, nil
 }
 
 // Reference loads the reference tables alone (what a proposer needs).
