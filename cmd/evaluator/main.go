@@ -5,6 +5,8 @@
 package main
 
 import (
+	"github.com/nats-io/nats.go"
+
 	"context"
 	"fmt"
 	"time"
@@ -38,13 +40,14 @@ func main() {
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
 			start := time.Now()
+			conn := func() (*nats.Conn, error) { return in.Bus.NC, nil }
 			var o evaluator.Oracle
 			var err error
 			switch cfg.Role {
 			case evaluator.RoleScreen:
-				_, o, err = wire.Oracle(data, workers)
+				_, o, err = wire.OracleWith(data, workers, conn)
 			case evaluator.RoleRelax, evaluator.RoleBoth:
-				_, o, err = wire.RelaxingOracle(data, workers)
+				_, o, err = wire.RelaxingOracleWith(data, workers, conn)
 			default:
 				err = fmt.Errorf("--role %q: want %s, %s or %s", cfg.Role, evaluator.RoleScreen, evaluator.RoleRelax, evaluator.RoleBoth)
 			}

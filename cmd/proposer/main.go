@@ -39,7 +39,11 @@ func main() {
 			if err != nil {
 				return nil, nil, err
 			}
-			opts := wire.ProposerOptions{Baseline: baseline}
+			provided, err := wire.Provided(data)
+			if err != nil {
+				return nil, nil, err
+			}
+			opts := wire.ProposerOptions{Baseline: baseline, Provided: provided}
 			collectors := proposer.Collectors()
 			if llmCfg.Enabled() {
 				if llmCfg.APIKey, err = llm.APIKeyFromEnv(); err != nil {

@@ -11,6 +11,8 @@ import (
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 )
 
 // connection holds the flags of the commands that talk to an installation
@@ -42,5 +44,11 @@ func (c *connection) open(ctx context.Context) (*client.Client, func(), error) {
 		b.Close()
 		return nil, nil, fmt.Errorf("%w (is Redis running? start one with \"make up\", or use \"crucible local\")", err)
 	}
-	return &client.Client{Bus: b, Store: s}, func() { b.Close(); _ = s.Close() }, nil
+	// The plug-ins of this machine's data directory, if it has a
+	// registry; the proposer checks again against its own.
+	var provided []string
+	if d, err := datadir.Dir(); err == nil {
+		provided, _ = wire.Provided(d)
+	}
+	return &client.Client{Bus: b, Store: s, Provided: provided}, func() { b.Close(); _ = s.Close() }, nil
 }

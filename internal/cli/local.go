@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -198,10 +202,19 @@ fewer collections for a larger peak heap.`,
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
 			}
-			opts, err := local.WithData(local.Options{
+			var stack atomic.Pointer[local.Stack]
+			opts, loaded, err := local.WithData(local.Options{
 				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
-			}, data, baseline, spec, llmClient)
+			}, data, baseline, spec, llmClient, func() (*nats.Conn, error) {
+				if st := stack.Load(); st != nil {
+					return st.Bus.NC, nil
+				}
+				return nil, errors.New("the installation has not started")
+			})
 			if err != nil {
+				return err
+			}
+			if err := loaded.Oracle.Prepare(spec.Task.Required()); err != nil {
 				return err
 			}
 			opts.Evaluator.Delay = delay
@@ -209,6 +222,7 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return err
 			}
+			stack.Store(st)
 			defer st.Close()
 			if state != "" {
 				n, err := local.LoadState(ctx, st.Store, state)
@@ -227,7 +241,7 @@ fewer collections for a larger peak heap.`,
 			if !quiet {
 				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
 			}
-			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout,
+			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: loaded.Provided,
 				Generator: local.GeneratorLabel(spec, baseline)})
 			if !quiet {
 				fmt.Fprintln(stderr)

@@ -33,13 +33,19 @@ does: validity checks; CGCNN predictions of formation energy, band gap, bulk
 and shear modulus, Poisson ratio, Fermi energy and metal probability, each
 with its calibrated standard error as its uncertainty when a calibration is
 found ("crucible calibrate --help"), else the model's published test MAE
-(moduli: propagated from log10 GPa); the reference value instead when the
-reduced formula is in the Materials Project tables (the candidate is then
-"known", and the CGCNN value is shown beside it); a CGCNN band gap carries
+(moduli: propagated from log10 GPa); Crucible's own surrogates
+(docs/surrogates.md) for the static dielectric constant κ, the largest
+dielectric tensor element, the piezoelectric stress coefficient e,
+conductivity, and the strain coefficient d estimated from e and the moduli,
+each with its cross-validated uncertainty (a missing model file is trained
+once into the model cache, tens of seconds); the reference value instead
+when the reduced formula is in the Materials Project tables or the
+surrogates' data sets (the candidate is then "known", and the model value
+is shown beside it); a CGCNN band gap carries
 the metal classifier's probability (metal_probability) and is 0 for a
 structure the classifier calls a metal (P(metal) ≥ 0.5; metallic: true, the
-gap model's value as surrogate); the dielectric constant for known compounds
-only; density and volume per atom exactly from the structure. With --hull,
+gap model's value as surrogate); the electronic dielectric constant ε∞ for
+known compounds only; density and volume per atom exactly from the structure. With --hull,
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
 
@@ -232,7 +238,7 @@ func valueText(name string, v oracle.Value) string {
 	case v.Metallic:
 		s += fmt.Sprintf("; metal, P(metal) %.3g; gap model %.4g", *v.MetalProbability, *v.Surrogate)
 	case v.Surrogate != nil:
-		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
+		s += fmt.Sprintf("; model %.4g", *v.Surrogate)
 	}
 	if !v.Metallic && v.MetalProbability != nil {
 		s += fmt.Sprintf("; P(metal) %.3g", *v.MetalProbability)

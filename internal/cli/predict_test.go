@@ -147,7 +147,7 @@ func TestPredictText(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), out.String())
 	}
-	for _, want := range []string{"  NaCl  known  ionic  valid  formation_energy_per_atom=", " eV/atom (reference; cgcnn ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
+	for _, want := range []string{"  NaCl  known  ionic  valid  formation_energy_per_atom=", " eV/atom (reference; model ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("NaCl line lacks %q:\n%s", want, lines[0])
 		}

@@ -23,10 +23,13 @@ func newTasksCmd() *cobra.Command {
 		Short: "LLEMA's benchmark tasks, and checks of user task files",
 		Long: `List the 14 built-in discovery tasks of the LLEMA benchmark with their
 property constraints in words and whether Crucible can evaluate them: every
-constrained property comes from a CGCNN surrogate, the structure or the hull;
-some only from the reference table (dielectric constant); or some from
-nothing (piezoelectric coefficients, conductivity), in which case no
-candidate can be feasible.
+constrained property of the 14 comes from a surrogate (CGCNN, or Crucible's
+own models for the static dielectric constant, piezoelectric coefficients
+and conductivity), the structure or the hull. A user task may constrain a
+property known only from the reference table (dielectric_electronic) or
+from nothing in Crucible (seebeck_coefficient, power_factor, unless a
+plug-in model server provides it), in which case novel candidates have no
+value for it.
 
 With --json, one object per line: the task's fields (name, domain,
 description, goal, constraints, elements, properties, notes) plus support,

@@ -21,6 +21,9 @@ import (
 type Client struct {
 	Bus   *bus.Bus
 	Store *store.Store
+	// Provided are the properties plug-in model servers provide (the
+	// data directory's registry), which a task may constrain.
+	Provided []string
 }
 
 // Submit fills the spec's defaults, validates it and publishes it. The
@@ -33,8 +36,8 @@ func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error 
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	if u := spec.Task.Unsupported(); len(u) > 0 {
-		return fmt.Errorf("task %q constrains properties no oracle in Crucible provides: %v", spec.Task.Name, u)
+	if err := spec.Task.CheckProviders(c.Provided); err != nil {
+		return err
 	}
 	return c.Bus.Publish(ctx, messages.Subject(messages.SubjectSubmit, spec.ID), spec)
 }

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/service/reflector"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/oracle"
 )
 
 // LLMClient builds the LLM client of a local run with generator or
@@ -61,24 +64,37 @@ func GeneratorLabel(spec *messages.CampaignSpec, baseline bool) string {
 	return spec.Generator.Kind
 }
 
+// Data is what WithData loaded: the oracle (for Prepare) and the
+// properties of the data directory's plug-in model servers.
+type Data struct {
+	Oracle   *oracle.Oracle
+	Provided []string
+}
+
 // WithData loads the oracle and the reference phases from a data directory
 // into opts: the evaluators share the oracle, and the proposer proposes
 // from the reference phases, with the random-substitution baseline when
 // baseline is set. With client not nil it is the LLM of the campaign's
 // generator llm and reflector llm (one client and its limits, shared by
-// the replicas).
-func WithData(opts Options, data string, baseline bool, spec *messages.CampaignSpec, client *llm.Client) (Options, error) {
-	_, oracle, err := wire.RelaxingOracle(data, 0)
+// the replicas). The oracle asks the data directory's plug-in model servers
+// over the connection conn returns, and the proposer accepts campaigns on
+// their properties.
+func WithData(opts Options, data string, baseline bool, spec *messages.CampaignSpec, client *llm.Client, conn func() (*nats.Conn, error)) (Options, Data, error) {
+	orc, ev, err := wire.RelaxingOracleWith(data, 0, conn)
 	if err != nil {
-		return opts, err
+		return opts, Data{}, err
 	}
 	db, err := wire.Reference(data)
 	if err != nil {
-		return opts, err
+		return opts, Data{}, err
 	}
-	opts.Oracle = oracle
+	provided, err := wire.Provided(data)
+	if err != nil {
+		return opts, Data{}, err
+	}
+	opts.Oracle = ev
 	opts.Proposer = func(s *store.Store) proposer.Config {
-		po := wire.ProposerOptions{Baseline: baseline}
+		po := wire.ProposerOptions{Baseline: baseline, Provided: provided}
 		if client != nil && spec.Generator.Kind == messages.GeneratorLLM {
 			if gen, err := llm.NewGenerator(client, s); err == nil {
 				po.LLM = gen
@@ -89,5 +105,5 @@ func WithData(opts Options, data string, baseline bool, spec *messages.CampaignS
 	if client != nil && spec.Reflector.Mode == messages.ReflectorLLM {
 		opts.ReflectorLLM = func(s *store.Store) reflector.LLM { return llm.NewReflector(client, s, opts.Log) }
 	}
-	return opts, nil
+	return opts, Data{Oracle: orc, Provided: provided}, nil
 }

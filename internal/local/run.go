@@ -39,6 +39,9 @@ type Result struct {
 
 // RunOptions configure Run.
 type RunOptions struct {
+	// Provided are the properties of the plug-in model servers, which the
+	// campaign may constrain.
+	Provided []string
 	// Out is the directory the results are written to ("" = none).
 	Out string
 	// OnProgress is called about twice a second while the campaign runs.
@@ -60,7 +63,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		defer cancel()
 	}
 	start := time.Now()
-	cl := &client.Client{Bus: s.Bus, Store: s.Store}
+	cl := &client.Client{Bus: s.Bus, Store: s.Store, Provided: o.Provided}
 	if err := cl.Submit(ctx, spec); err != nil {
 		return nil, err
 	}

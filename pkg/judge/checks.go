@@ -21,6 +21,9 @@ const (
 	SourceReference = "reference"
 	SourceStructure = "structure"
 	SourceHull      = "hull"
+	// SourceSymmetry: zero by symmetry (a piezoelectric coefficient of a
+	// centrosymmetric structure), exact.
+	SourceSymmetry = "symmetry"
 )
 
 // formationEnergy is the property the energy above hull is computed from.
@@ -331,7 +334,7 @@ func uncertainty(name string, pv messages.PropertyValue, ev *messages.Evaluation
 }
 
 func exactSource(src string) bool {
-	return src == SourceReference || src == SourceStructure || src == SourceHull
+	return src == SourceReference || src == SourceStructure || src == SourceHull || src == SourceSymmetry
 }
 
 func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k float64) outcome {

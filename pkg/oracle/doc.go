@@ -16,6 +16,7 @@
 //     (Result.Predicted false): it gets its exact structure properties
 //     (density and volume per atom, facts of the cell as given, useful to
 //     see why it failed) and no surrogate or reference values.
+//
 //  2. Properties. CGCNN inference (pkg/cgcnn, the published checkpoints of
 //     Xie & Grossman, PRL 120, 145301 (2018)) for every predicted structure,
 //     the checkpoints sharing one featurisation per structure; each value
@@ -29,10 +30,27 @@
 //     (Value.TieSpread). Then the exact lookup (pkg/reference): when the reduced
 //     formula is in the reference tables the candidate is Known (LLEMA
 //     §4.2, memorisation) and the reference value wins, with the losing
-//     surrogate value reported alongside (Value.Surrogate). The dielectric
-//     constant has no surrogate and comes only from the reference
-//     (ε∞ ≈ n²). Density and volume per atom are exact, from the
-//     structure.
+//     surrogate value reported alongside (Value.Surrogate). The electronic
+//     dielectric constant has no surrogate and comes only from the
+//     reference (dielectric_electronic, ε∞ ≈ n²). Density and volume per
+//     atom are exact, from the structure.
+//
+//     Crucible's own surrogates (pkg/surrogate: gradient-boosted trees
+//     trained on the shipped data) give the properties a request names
+//     (Request.Properties, OwnProperties): the static dielectric constant
+//     κ and the largest dielectric tensor element (taking the band gap
+//     above, so after it), piezo_max_eij (0 exactly by symmetry for a
+//     centrosymmetric structure, which wins over a formula's reference
+//     value of another polymorph), conductivity (composition only), and
+//     piezo_max_dij estimated from piezo_max_eij and the moduli
+//     (surrogate.EstimateDij, the uncertainty propagating all three).
+//     Each value carries the model's cross-validated uncertainty; a
+//     formula in the model's training set gets the set's value. Model
+//     files are found in the data directory or the model cache
+//     (surrogate.Find) on first need, and with Options.TrainModels
+//     trained into the cache when missing (surrogate.Ensure); without a
+//     model the property has no value and a warning says how to train it.
+//
 //  3. Stability, when asked: energy above the convex hull and decomposition
 //     (pkg/hull), in the candidate's chemical system, against the
 //     reference phases (per composition the lowest Materials Project

@@ -64,6 +64,12 @@ type Request struct {
 	// is built anew from the cached one's entries and these (milliseconds
 	// even for five-element systems); the cached diagram is not changed.
 	Extra []hull.Entry
+	// Properties names the properties of Crucible's own surrogates
+	// (OwnProperties: dielectric_constant, piezo_max_dielectric,
+	// piezo_max_eij, conductivity, piezo_max_dij) to predict; the CGCNN
+	// and structure properties are always predicted. Other names are
+	// ignored, so a task's Required() list can be passed as it is.
+	Properties []string
 
 	// formationEnergy, set by the relax tier, replaces CGCNN's formation
 	// energy (which it keeps as its Surrogate).
@@ -178,6 +184,7 @@ func (o *Oracle) Evaluate(ctx context.Context, reqs []Request) ([]Result, error)
 	}); err != nil {
 		return nil, err
 	}
+	o.completeExternal(ctx, reqs, results)
 	return results, nil
 }
 
@@ -308,6 +315,7 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[name] = v
 		}
 	}
+	o.completeOwn(res, req)
 	MetalRule(res.Properties)
 	calibrate(res.Properties, o.opts.Calibration)
 	if req.Hull {

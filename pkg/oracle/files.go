@@ -49,17 +49,22 @@ func ReadFiles(files []string) []FileResult {
 }
 
 // EvaluateFiles evaluates the structures of the files without Err in one
-// batch (Evaluate), with their stability when withHull is set, and returns
-// how many files have Err.
+// batch (Evaluate), with their stability when withHull is set and every
+// property of the own surrogates and the plug-ins, and returns how many
+// files have Err.
 func (o *Oracle) EvaluateFiles(ctx context.Context, files []FileResult, withHull bool) (failed int, err error) {
 	var reqs []Request
 	var which []int
+	props := OwnProperties()
+	for _, ext := range o.opts.External {
+		props = append(props, ext.Model().Property)
+	}
 	for i, f := range files {
 		if f.Err != nil {
 			failed++
 			continue
 		}
-		reqs = append(reqs, Request{Structure: f.Structure, Hull: withHull})
+		reqs = append(reqs, Request{Structure: f.Structure, Hull: withHull, Properties: props})
 		which = append(which, i)
 	}
 	results, err := o.Evaluate(ctx, reqs)

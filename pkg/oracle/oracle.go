@@ -12,6 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/reference"
+	"github.com/crucible-sci/crucible/pkg/surrogate"
 )
 
 // ErrMissingData is matched (errors.Is) by the error of Open when the data
@@ -51,6 +52,23 @@ type Options struct {
 	// error in this oracle's tier (pkg/calibrate): surrogate values carry
 	// it, and their Uncertainty is its Q68. Nil keeps the published MAEs.
 	Calibration map[string]Calibrated
+	// Models are Crucible's own surrogates (pkg/surrogate) by property,
+	// used instead of model files. Open looks for the others in the data
+	// directory and the model cache (surrogate.Find) when a request first
+	// asks for their property (Request.Properties); New has none but
+	// these.
+	Models map[string]*surrogate.Model
+	// TrainModels: a model that Open's data directory and the cache lack
+	// (or hold only trained on other data) is trained on first need into
+	// the cache (surrogate.Ensure, tens of seconds once). Without it the
+	// property gets no value and a warning saying how to train it.
+	TrainModels bool
+	// ModelLog, when set, is told when a model is trained on first use.
+	ModelLog func(format string, args ...any)
+	// External are plug-in model servers, at most one per property; a
+	// request naming their property (Request.Properties) gets their value.
+	// Their properties take precedence over the own surrogates'.
+	External []External
 }
 
 // Oracle evaluates candidate structures. It is safe for concurrent use.
@@ -60,6 +78,7 @@ type Oracle struct {
 	surrogates []Surrogate         // aligned with set.Models()
 	atoms      *cgcnn.AtomFeatures // nil when built by New without a set
 	hulls      *hull.Cache
+	own        *ownModels
 	opts       Options
 }
 
@@ -106,7 +125,7 @@ func Open(dir string, opts Options) (*Oracle, error) {
 		return nil, fmt.Errorf("open oracle: %w", err)
 	}
 	opts.Checkpoints = names
-	return newOracle(ref, set, atoms, opts)
+	return newOracle(ref, set, atoms, dir, opts)
 }
 
 // New assembles an oracle from loaded parts: the reference tables and a
@@ -119,14 +138,14 @@ func New(ref *reference.DB, set *cgcnn.Set, opts Options) (*Oracle, error) {
 	if set != nil {
 		atoms = set.AtomFeatures()
 	}
-	return newOracle(ref, set, atoms, opts)
+	return newOracle(ref, set, atoms, "", opts)
 }
 
-func newOracle(ref *reference.DB, set *cgcnn.Set, atoms *cgcnn.AtomFeatures, opts Options) (*Oracle, error) {
+func newOracle(ref *reference.DB, set *cgcnn.Set, atoms *cgcnn.AtomFeatures, dir string, opts Options) (*Oracle, error) {
 	if ref == nil {
 		return nil, errors.New("oracle: no reference tables")
 	}
-	o := &Oracle{ref: ref, set: set, atoms: atoms, opts: opts}
+	o := &Oracle{ref: ref, set: set, atoms: atoms, opts: opts, own: newOwnModels(dir, opts)}
 	if set != nil {
 		for _, m := range set.Models() {
 			s, ok := surrogateByCheckpoint(m.Name)

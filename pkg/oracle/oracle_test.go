@@ -265,8 +265,8 @@ func TestKnownAndUnknown(t *testing.T) {
 		if v.Source != SourceReference || v.Value != ref.Value || v.Uncertainty != 0 || v.Unit != ref.Unit {
 			t.Errorf("NaCl %s = %+v, want the reference %v", name, v, ref.Value)
 		}
-		if (v.Surrogate != nil) != (name != "dielectric_constant") {
-			t.Errorf("NaCl %s: surrogate %v; every property but the dielectric constant has one", name, v.Surrogate)
+		if (v.Surrogate != nil) != (name != "dielectric_electronic") {
+			t.Errorf("NaCl %s: surrogate %v; every property but the electronic dielectric constant has one", name, v.Surrogate)
 		}
 	}
 	for _, s := range Surrogates() {

@@ -35,7 +35,7 @@ func TestReferenceData(t *testing.T) {
 		{"band_gap", "NaCl", (4.3855 + 5.003299999999999) / 2, 2},
 		{"e_above_hull", "NaCl", 0, 1},
 		// dielectric: Cl1Na1 n = 1.577386129012174.
-		{"dielectric_constant", "NaCl", 1.577386129012174 * 1.577386129012174, 1},
+		{"dielectric_electronic", "NaCl", 1.577386129012174 * 1.577386129012174, 1},
 	}
 	for _, tc := range tests {
 		v, ok := db.Property(tc.property, tc.formula)

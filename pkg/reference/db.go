@@ -120,7 +120,7 @@ type Value struct {
 // Properties with reference values, in registry order.
 var referenceProperties = []string{
 	"formation_energy_per_atom", "band_gap", "bulk_modulus", "shear_modulus",
-	"e_above_hull", "dielectric_constant",
+	"e_above_hull", "dielectric_electronic",
 }
 
 // PropertyNames returns the canonical names of the properties the tables
@@ -135,7 +135,7 @@ func PropertyNames() []string { return slices.Clone(referenceProperties) }
 //	band_gap                   median of mp_gap
 //	bulk_modulus               10^median of mp_log10_bulk_modulus_vrh, else median of mp_bulk_modulus
 //	shear_modulus              10^median of mp_log10_shear_modulus_vrh, else median of mp_shear_modulus
-//	dielectric_constant        n² with n the median of dielectric (ε∞ ≈ n²)
+//	dielectric_electronic      n² with n the median of dielectric (ε∞ ≈ n²)
 //
 // The second result is false when the formula has no entry (or the property
 // none of these).
@@ -157,7 +157,7 @@ func (db *DB) Property(name, reducedFormula string) (Value, bool) {
 			return v, true
 		}
 		return db.value(name, ShearModulus, reducedFormula, Median, identity)
-	case "dielectric_constant":
+	case "dielectric_electronic":
 		return db.value(name, RefractiveIndex, reducedFormula, Median, square)
 	}
 	return Value{}, false

@@ -37,9 +37,12 @@
 // the geometric mean of the two middle values). A formula only in
 // CrabNet's GPa tables takes their median.
 //
-// The dielectric constant is the electronic (high-frequency) one,
-// ε∞ ≈ n², from the refractive index n of the dielectric table (Matbench
-// matbench_dielectric); there is no surrogate for it.
+// The electronic (high-frequency) dielectric constant, dielectric_electronic,
+// is ε∞ ≈ n², from the refractive index n of the dielectric table (Matbench
+// matbench_dielectric). The static dielectric constant κ
+// (dielectric_constant), the piezoelectric and the conductivity values of
+// known compounds come from the training sets of pkg/surrogate, through
+// the oracle.
 //
 // # Hull reference phases
 //

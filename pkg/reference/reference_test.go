@@ -82,7 +82,7 @@ func TestProperty(t *testing.T) {
 		{"bulk_modulus", "MgO", 155, "mp_bulk_modulus", Median, 2},
 		{"shear_modulus", "MgO", 120, "mp_shear_modulus", Median, 1},
 		// ε∞ = n².
-		{"dielectric_constant", "NaCl", 2.25, "dielectric", Median, 1},
+		{"dielectric_electronic", "NaCl", 2.25, "dielectric", Median, 1},
 	}
 	for _, tc := range tests {
 		v, ok := db.Property(tc.name, tc.formula)
@@ -101,7 +101,7 @@ func TestProperty(t *testing.T) {
 			t.Errorf("%s of %s: value %v outside its range [%v, %v]", tc.name, tc.formula, v.Value, v.Min, v.Max)
 		}
 	}
-	if v, ok := db.Property("dielectric_constant", "TiO2"); !ok || !near(v.Min, 6.25) || !near(v.Max, 6.76) {
+	if v, ok := db.Property("dielectric_electronic", "TiO2"); !ok || !near(v.Min, 6.25) || !near(v.Max, 6.76) {
 		t.Errorf("dielectric range of TiO2 = %+v, want [6.25, 6.76]", v)
 	}
 	for _, name := range []string{"band_gap", "piezo_max_dij", "nonsense"} {

@@ -73,10 +73,11 @@ func TestBullets(t *testing.T) {
 			name: "no hits on a reference-only property",
 			in: func(*testing.T) Input {
 				in := input(stat("SrTiO3", 3, 1, 0))
-				in.Task = dielectrics
+				in.Task = dielectrics.Clone()
+				in.Task.Constraints[0].Property = "dielectric_electronic"
 				return in
 			},
-			want: []string{"(dielectric_constant: known only for reference compounds, so a new composition has no value for it.)"},
+			want: []string{"(dielectric_electronic: known only for reference compounds, so a new composition has no value for it.)"},
 		},
 		{
 			name: "hits that are not stable",

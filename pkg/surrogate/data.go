@@ -99,9 +99,11 @@ func LoadDataset(property, dir string) (*Dataset, error) {
 	ds := &Dataset{Property: property, File: p.File, SHA256: hex.EncodeToString(sum[:])}
 	switch property {
 	case "dielectric_constant":
-		err = readStructureSet(ds, data, "poly_total")
+		err = readStructureSet(ds, data, "poly_total", positive)
+	case "piezo_max_dielectric":
+		err = readStructureSet(ds, data, "e_total_diag", largestOfList)
 	case "piezo_max_eij":
-		err = readStructureSet(ds, data, "eij_max_C_per_m2")
+		err = readStructureSet(ds, data, "eij_max_C_per_m2", positive)
 	case "conductivity":
 		err = readConductivity(ds, data)
 	}
@@ -162,6 +164,27 @@ func positive(s string) (float64, error) {
 	return v, nil
 }
 
+// largestOfList parses a ';'-separated list of numbers (a tensor's
+// diagonal) and returns the largest, which must be positive and finite.
+func largestOfList(s string) (float64, error) {
+	parts := strings.Split(s, ";")
+	best := math.Inf(-1)
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return 0, err
+		}
+		if math.IsNaN(v) {
+			return 0, fmt.Errorf("%q has NaN", s)
+		}
+		best = max(best, v)
+	}
+	if len(parts) != 3 {
+		return 0, fmt.Errorf("%q: want 3 diagonal elements, got %d", s, len(parts))
+	}
+	return positive(strconv.FormatFloat(best, 'g', -1, 64))
+}
+
 // checkElements returns an error naming the first element the descriptors
 // do not support.
 func checkElements(c crystal.Composition) error {
@@ -176,7 +199,7 @@ func checkElements(c crystal.Composition) error {
 // readStructureSet reads a Materials Project set with material_id,
 // formula, the target column and a CIF; the dielectric set's band gap
 // becomes the sample's "band_gap".
-func readStructureSet(ds *Dataset, data []byte, target string) error {
+func readStructureSet(ds *Dataset, data []byte, target string, parse func(string) (float64, error)) error {
 	t, err := readTable(data, "material_id", "formula", target, "cif")
 	if err != nil {
 		return err
@@ -193,7 +216,7 @@ func readStructureSet(ds *Dataset, data []byte, target string) error {
 			reject(RejectFormula, err)
 			continue
 		}
-		y, err := positive(t.get(row, target))
+		y, err := parse(t.get(row, target))
 		if err != nil {
 			reject(RejectValue, fmt.Errorf("%s: %w", target, err))
 			continue

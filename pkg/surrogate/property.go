@@ -49,6 +49,16 @@ var properties = []Property{
 		MinBandGap:     0.1,
 	},
 	{
+		Name: "piezo_max_dielectric",
+		Description: "Largest diagonal element of the static (electronic + ionic) dielectric tensor in the cell frame of the DFPT calculation " +
+			"(the largest of e_total_diag, Petousis et al., Sci. Data 4, 160134 (2017); 1,056 Materials Project compounds, 0 K, PBE): " +
+			"the largest eigenvalue where the tensor is diagonal in that frame (orthorhombic and higher symmetry), a lower bound of it otherwise.",
+		File:           "mp_dielectric_petousis2017.csv",
+		Groups:         []string{GroupMagpie, GroupStructure, GroupBandGap},
+		BaselineGroups: []string{GroupMagpie},
+		MinBandGap:     0.1,
+	},
+	{
 		Name: "piezo_max_eij",
 		Unit: "C/m^2",
 		Description: "Largest longitudinal piezoelectric stress coefficient, max over directions n of |e_ijk n_i n_j n_k| of the DFPT tensor " +

@@ -50,6 +50,12 @@ type Options struct {
 	// the DFT gap, for comparison; the report's Model figures then use it
 	// in the held-out folds too.
 	TrainOnOracleGap bool
+	// Quick skips what only the report needs: the random folds, the mean
+	// predictor and the composition-only baseline, the ablations. The
+	// grouped-fold cross-validation that calibrates the uncertainty and
+	// the final fit are the same as in a full training, so the model
+	// file is the same but for its report (Report.Quick).
+	Quick bool
 }
 
 // Report is the cross-validation of a model, next to its baselines. All
@@ -96,6 +102,9 @@ type Report struct {
 	OracleGapBelow   int      `json:"oracle_gap_below_min,omitempty"`
 	// Ablations: the model without one group.
 	Ablations []Ablation `json:"ablations,omitempty"`
+	// Quick: only the grouped folds of the model were cross-validated
+	// (Options.Quick); the random-fold and baseline figures are absent.
+	Quick bool `json:"quick,omitempty"`
 
 	// Duration of Train (not stored in model files).
 	Duration time.Duration `json:"-"`
@@ -227,21 +236,31 @@ func Train(property, dir string, opt Options) (*Model, *Report, error) {
 	cv := func(X [][]float64, fold []int, learn Learner) ([]float64, error) {
 		return CrossValidate(X, y, fold, learn, opt.Seed)
 	}
-	var predModel, predBase []float64
-	for _, run := range []struct {
+	type cvRun struct {
 		X     [][]float64
 		fold  []int
 		learn Learner
 		dst   *Metrics
 		keep  *[]float64
-	}{
+	}
+	var predModel, predBase []float64
+	runs := []cvRun{
 		{Xb, random, MeanLearner, &rep.Mean, nil},
 		{Xb, random, trees, &rep.Baseline, &predBase},
 		{X, random, trees, &rep.Model, &predModel},
 		{Xb, grouped, MeanLearner, &rep.MeanGrouped, nil},
 		{Xb, grouped, trees, &rep.BaselineGrouped, nil},
 		{X, grouped, trees, &rep.ModelGrouped, nil},
-	} {
+	}
+	if opt.Quick {
+		rep.Quick = true
+		runs = runs[len(runs)-1:]
+		if usesGap {
+			// Calibrated below on the oracle's gap instead.
+			runs = nil
+		}
+	}
+	for _, run := range runs {
 		pred, err := cv(run.X, run.fold, run.learn)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cross-validate %s: %w", property, err)
@@ -254,7 +273,9 @@ func Train(property, dir string, opt Options) (*Model, *Report, error) {
 	// A constant predictor has no rank correlation (the out-of-fold
 	// constants differ between folds, which gives a meaningless ρ).
 	rep.Mean.Spearman, rep.MeanGrouped.Spearman = nil, nil
-	rep.GainLog10 = pairedGain(predBase, predModel, y, opt.Seed)
+	if !opt.Quick {
+		rep.GainLog10 = pairedGain(predBase, predModel, y, opt.Seed)
+	}
 
 	// Calibrate on grouped folds: a candidate is a formula (or for
 	// conductivity a chemistry) the training set does not hold, which
@@ -268,21 +289,25 @@ func Train(property, dir string, opt Options) (*Model, *Report, error) {
 		if opt.TrainOnOracleGap {
 			gapSource = gapName
 		}
-		pred, err := crossValidateOn(X, Xo, y, random, trees, opt.Seed)
+		if !opt.Quick {
+			pred, err := crossValidateOn(X, Xo, y, random, trees, opt.Seed)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cross-validate %s with the oracle's gap: %w", property, err)
+			}
+			m := ScoreLog(pred, truth)
+			rep.OracleGap = &m
+		}
+		pred, err := crossValidateOn(X, Xo, y, grouped, trees, opt.Seed)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cross-validate %s with the oracle's gap: %w", property, err)
 		}
-		m := ScoreLog(pred, truth)
-		if pred, err = crossValidateOn(X, Xo, y, grouped, trees, opt.Seed); err != nil {
-			return nil, nil, fmt.Errorf("cross-validate %s with the oracle's gap: %w", property, err)
-		}
 		mg := ScoreLog(pred, truth)
-		rep.OracleGap, rep.OracleGapGrouped = &m, &mg
+		rep.OracleGapGrouped = &mg
 		rep.OracleGapName, rep.OracleGapMAE, rep.OracleGapBelow = gapName, gapMAE, gapBelow
 		calib = mg
 		basis += " with the band gap of " + gapName + " in the held-out folds"
 	}
-	if opt.Ablation && len(groups) > 1 {
+	if opt.Ablation && !opt.Quick && len(groups) > 1 {
 		for _, g := range groups {
 			rest := slices.DeleteFunc(slices.Clone(groups), func(h string) bool { return h == g })
 			Xa, err := featurizeAll(samples, rest)

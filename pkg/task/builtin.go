@@ -43,10 +43,10 @@ type builtin struct {
 //     ("Transparent Conductors" mentions oxides in its description only,
 //     and its conductivity has no oracle).
 //
-// Where a goal uses a property Crucible cannot provide (piezoelectric
-// coefficients, the total dielectric constant of piezoelectrics,
-// conductivity), the task ships as stated and Task.Unsupported names the
-// property; no candidate can be feasible on it.
+// Every property the 14 goals use has a surrogate: the CGCNN checkpoints,
+// and Crucible's own models (pkg/surrogate) for the static dielectric
+// constant, the piezoelectric coefficients (piezo_max_dij an estimate from
+// e and the moduli) and conductivity.
 //
 // Each Goal is written in the task-file format and ParseGoal reads it back
 // into exactly the task's constraints, element rules and notes.

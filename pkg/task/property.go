@@ -16,7 +16,9 @@ const (
 	// SupportHull: the energy above the convex hull of the reference
 	// phases, computed exactly from the predicted formation energy.
 	SupportHull Support = "hull"
-	// SupportSurrogate: predicted for any structure by a CGCNN checkpoint.
+	// SupportSurrogate: predicted for any structure by a surrogate (a
+	// CGCNN checkpoint, Crucible's own trained models, or a plug-in model
+	// server).
 	SupportSurrogate Support = "surrogate"
 	// SupportReference: known only for compounds in the reference tables
 	// (exact lookup); Crucible has no surrogate for it, so a novel
@@ -120,23 +122,33 @@ var properties = []Property{
 		Aliases:     []string{"energy above hull", "energy above the hull", "energy above convex hull", "E_hull", "Ehull", "e_above_hull", "hull distance", "Δhull", "ΔE_hull"},
 	},
 	{
-		Name: "dielectric_constant", Label: "Dielectric constant", Support: SupportReference,
-		Description: "Electronic (high-frequency) dielectric constant ε∞ ≈ n², from the refractive index of compounds in the reference table; LLEMA's oracle (ALIGNN jv_epsx) is also electronic only. No surrogate: a composition not in the table has no value.",
-		Aliases:     []string{"dielectric constant", "permittivity", "relative permittivity", "epsilon", "ε", "ε∞", "κ", "kappa", "epsx"},
+		Name: "dielectric_constant", Label: "Dielectric constant", Support: SupportSurrogate,
+		Description: "Static (electronic + ionic) dielectric constant κ, the mean of the eigenvalues of the DFPT dielectric tensor: the value of Petousis et al. (2017) for a compound of that set, else Crucible's gradient-boosted-tree surrogate on structure, composition and band gap, with its cross-validated uncertainty (docs/surrogates.md). The electronic part alone is dielectric_electronic.",
+		Aliases:     []string{"dielectric constant", "static dielectric constant", "permittivity", "relative permittivity", "static permittivity", "epsilon", "ε", "ε0", "ε_0", "κ", "kappa"},
 	},
 	{
-		Name: "piezo_max_dij", Label: "Piezoelectric coefficient", Unit: "pC/N", Support: SupportUnsupported,
-		Description: "Largest piezoelectric strain coefficient |d_ij| (LLEMA: ALIGNN jv_dfpt_piezo_max). No oracle in Crucible provides it.",
+		Name: "dielectric_electronic", Label: "Electronic dielectric constant", Support: SupportReference,
+		Description: "Electronic (high-frequency) dielectric constant ε∞ ≈ n², from the refractive index of compounds in the reference table (LLEMA's oracle, ALIGNN jv_epsx, is also electronic only). No surrogate: a composition not in the table has no value.",
+		Aliases:     []string{"electronic dielectric constant", "high-frequency dielectric constant", "optical dielectric constant", "ε∞", "epsilon infinity", "epsx", "n²"},
+	},
+	{
+		Name: "piezo_max_eij", Label: "Piezoelectric stress coefficient", Unit: "C/m²", Support: SupportSurrogate,
+		Description: "Largest longitudinal piezoelectric stress coefficient, max over directions of |e_ijk n_i n_j n_k| (eij_max of de Jong et al. 2015 for a compound of that set, else Crucible's surrogate on structure and composition; exactly 0 for a centrosymmetric structure).",
+		Aliases:     []string{"piezoelectric stress coefficient", "eij max", "max eij", "e_ij", "eij"},
+	},
+	{
+		Name: "piezo_max_dij", Label: "Piezoelectric coefficient", Unit: "pC/N", Support: SupportSurrogate,
+		Description: "Largest piezoelectric strain coefficient |d_ij| (LLEMA: ALIGNN jv_dfpt_piezo_max), estimated as 3.637·1000·e/E from piezo_max_eij and Young's modulus E of the bulk and shear moduli, the uncertainty propagating both (docs/surrogates.md): an estimate, not a d computed from an elastic tensor.",
 		Aliases:     []string{"piezoelectric coefficient", "piezoelectric constant", "piezo coefficient", "d_ij", "dij", "d proxy", "max dij"},
 	},
 	{
-		Name: "piezo_max_dielectric", Label: "Piezo dielectric constant", Support: SupportUnsupported,
-		Description: "Largest eigenvalue of the total (electronic + ionic) dielectric tensor of the piezoelectric data set. Ionic screening dominates in piezoelectrics, so ε∞ is no substitute; no oracle in Crucible provides it.",
-		Aliases:     []string{"piezo max dielectric", "piezo dielectric constant", "total dielectric constant"},
+		Name: "piezo_max_dielectric", Label: "Piezo dielectric constant", Support: SupportSurrogate,
+		Description: "Largest diagonal element of the static (electronic + ionic) dielectric tensor (Petousis et al. 2017 for a compound of that set, else Crucible's surrogate on structure, composition and band gap): the largest eigenvalue where the tensor is diagonal in the cell frame, a lower bound of it otherwise.",
+		Aliases:     []string{"piezo max dielectric", "piezo dielectric constant", "total dielectric constant", "max dielectric"},
 	},
 	{
-		Name: "conductivity", Label: "Electrical conductivity", Unit: "S/cm", Support: SupportUnsupported,
-		Description: "Electrical conductivity. No oracle in Crucible provides it.",
+		Name: "conductivity", Label: "Electrical conductivity", Unit: "S/cm", Support: SupportSurrogate,
+		Description: "Electrical conductivity near 300 K: the median of ESTM's measurements at 280–320 K for a composition of that set, else Crucible's composition-only surrogate. It cannot tell a degenerately doped oxide from an insulating one (docs/surrogates.md): its uncertainty is a factor of about 9.",
 		Aliases:     []string{"electrical conductivity", "σ", "sigma"},
 	},
 	{
@@ -264,6 +276,8 @@ var units = map[string]unit{
 	"a3/at":     {"Å³/atom", 1, 1},
 	"a3":        {"Å³/atom", 1, 1},
 	"pc/n":      {"pC/N", 1, 1},
+	"c/m2":      {"C/m²", 1, 1},
+	"cm-2":      {"C/m²", 1, 1},
 	"s/cm":      {"S/cm", 1, 1},
 	"scm-1":     {"S/cm", 1, 1},
 	"s/m":       {"S/cm", 1, 100},

@@ -82,8 +82,9 @@ func TestRegistryIsConsistent(t *testing.T) {
 		"bulk_modulus": SupportSurrogate, "shear_modulus": SupportSurrogate,
 		"poisson_ratio": SupportSurrogate, "efermi": SupportSurrogate, "metal_probability": SupportSurrogate,
 		"density": SupportStructure, "volume_per_atom": SupportStructure,
-		"e_above_hull": SupportHull, "dielectric_constant": SupportReference,
-		"piezo_max_dij": SupportUnsupported, "piezo_max_dielectric": SupportUnsupported, "conductivity": SupportUnsupported,
+		"e_above_hull": SupportHull, "dielectric_constant": SupportSurrogate, "dielectric_electronic": SupportReference,
+		"piezo_max_eij": SupportSurrogate, "piezo_max_dij": SupportSurrogate, "piezo_max_dielectric": SupportSurrogate,
+		"conductivity": SupportSurrogate, "seebeck_coefficient": SupportUnsupported,
 	}
 	for name, s := range want {
 		p, err := PropertyByName(name)

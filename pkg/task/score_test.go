@@ -74,6 +74,8 @@ func TestEvaluate(t *testing.T) {
 	}
 	weighted := wbg.Clone()
 	weighted.Constraints[0] = weighted.Constraints[0].WithWeight(3)
+	thermo := Task{Name: "thermoelectric", Constraints: []Constraint{AtLeast("seebeck_coefficient", 200)}}
+	electronic := Task{Name: "ε∞", Constraints: []Constraint{Between("dielectric_electronic", 10, 90), Between("band_gap", 2.5, 6.5)}}
 
 	tests := []struct {
 		name     string
@@ -114,15 +116,15 @@ func TestEvaluate(t *testing.T) {
 			margins: []float64{0.2, 0.5}, score: (3*0.2 + 0.5) / 4, feasible: true,
 		},
 		{
-			name: "unsupported property", task: mustTask(t, "Piezo Energy Harvesters"),
+			name: "unsupported property", task: thermo,
 			props:   Values{"band_gap": 3.0},
-			margins: []float64{-1, -1}, score: -1, missing: []string{"piezo_max_dij", "piezo_max_dielectric"},
-			reasons: []string{"no oracle in Crucible provides it", "no oracle in Crucible provides it"},
+			margins: []float64{-1}, score: -1, missing: []string{"seebeck_coefficient"},
+			reasons: []string{"no oracle in Crucible provides it"},
 		},
 		{
-			name: "reference-only property", task: mustTask(t, "High-k Dielectrics"),
+			name: "reference-only property", task: electronic,
 			props:   Values{"band_gap": 4.5},
-			margins: []float64{-1, 0.5}, score: -0.25, missing: []string{"dielectric_constant"},
+			margins: []float64{-1, 0.5}, score: -0.25, missing: []string{"dielectric_electronic"},
 			reasons: []string{"known only for compounds in the reference table"},
 		},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -375,6 +376,34 @@ func (t Task) Required() []string {
 // (LLEMA's piezoelectric tasks), reported as such.
 func (t Task) Unsupported() []string { return t.withSupport(SupportUnsupported) }
 
+// UnsupportedWith lists the required properties nothing in Crucible
+// provides, leaving out those a plug-in model server provides.
+func (t Task) UnsupportedWith(provided []string) []string {
+	var out []string
+	for _, p := range t.Unsupported() {
+		if !slices.Contains(provided, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ErrNoProvider: a task constrains a property no model provides.
+var ErrNoProvider = errors.New("no provider")
+
+// CheckProviders refuses a task that constrains a property neither
+// Crucible nor a plug-in in provided gives a value for, naming the
+// properties and how to add a provider.
+func (t Task) CheckProviders(provided []string) error {
+	u := t.UnsupportedWith(provided)
+	if len(u) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: task %q constrains %s, which no model in Crucible provides; add a provider: a plug-in model server "+
+		"declared in the data directory's models/registry.yaml (property, unit, endpoint, uncertainty; docs/plugins.md)",
+		ErrNoProvider, t.Name, strings.Join(u, ", "))
+}
+
 // ReferenceOnly lists the required properties known only for compounds in
 // the reference tables.
 func (t Task) ReferenceOnly() []string { return t.withSupport(SupportReference) }
@@ -413,7 +442,7 @@ func (t Task) Support() Support {
 func (t Task) SupportText() string {
 	var parts []string
 	if u := t.Unsupported(); len(u) > 0 {
-		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible; no candidate can be feasible)", strings.Join(u, ", ")))
+		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible: declare a plug-in model server for it, docs/plugins.md; until then no candidate can be feasible)", strings.Join(u, ", ")))
 	}
 	if r := t.ReferenceOnly(); len(r) > 0 {
 		parts = append(parts, fmt.Sprintf("reference only: %s (known for compounds in the reference table, none for novel ones)", strings.Join(r, ", ")))

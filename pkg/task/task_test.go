@@ -114,10 +114,10 @@ func TestSupport(t *testing.T) {
 		referenceOnly []string
 	}{
 		{"Hard, Stiff Ceramics", SupportSurrogate, nil, nil},
-		{"High-k Dielectrics", SupportReference, nil, []string{"dielectric_constant"}},
-		{"Piezo Energy Harvesters", SupportUnsupported, []string{"piezo_max_dij", "piezo_max_dielectric"}, nil},
-		{"Transparent Conductors", SupportUnsupported, []string{"conductivity"}, nil},
-		{"Electrically Insulating Dielectrics", SupportReference, nil, []string{"dielectric_constant"}},
+		{"High-k Dielectrics", SupportSurrogate, nil, nil},
+		{"Piezo Energy Harvesters", SupportSurrogate, nil, nil},
+		{"Transparent Conductors", SupportSurrogate, nil, nil},
+		{"Electrically Insulating Dielectrics", SupportSurrogate, nil, nil},
 	}
 	for _, tt := range tests {
 		task := mustTask(t, tt.task)
@@ -130,6 +130,15 @@ func TestSupport(t *testing.T) {
 		if got := task.ReferenceOnly(); !slices.Equal(got, tt.referenceOnly) {
 			t.Errorf("%s: ReferenceOnly() = %v, want %v", tt.task, got, tt.referenceOnly)
 		}
+	}
+	for _, b := range Builtins() {
+		if got := b.Support(); got != SupportSurrogate {
+			t.Errorf("built-in %q: Support() = %s, want surrogate", b.Name, got)
+		}
+	}
+	electronic := Task{Constraints: []Constraint{AtLeast("dielectric_electronic", 4)}}
+	if got := electronic.ReferenceOnly(); !slices.Equal(got, []string{"dielectric_electronic"}) || electronic.Support() != SupportReference {
+		t.Errorf("ε∞ task: ReferenceOnly() = %v, Support() = %s", got, electronic.Support())
 	}
 	density := Task{Constraints: []Constraint{AtMost("density", 3)}}
 	if got := density.Support(); got != SupportStructure {
@@ -148,5 +157,21 @@ func TestCloneIsDeep(t *testing.T) {
 	c.Notes[0] = "changed"
 	if *orig.Constraints[0].Lower != 2 || orig.Elements.Exclude[0] != "Pb" || orig.Notes[0] == "changed" {
 		t.Error("Clone shares memory with the original")
+	}
+}
+
+func TestCheckProviders(t *testing.T) {
+	thermo := Task{Name: "thermoelectrics", Constraints: []Constraint{AtLeast("seebeck_coefficient", 200), AtLeast("band_gap", 0.1)}}
+	err := thermo.CheckProviders(nil)
+	if !errors.Is(err, ErrNoProvider) || !strings.Contains(err.Error(), "seebeck_coefficient") || !strings.Contains(err.Error(), "models/registry.yaml") {
+		t.Errorf("CheckProviders without a plug-in: %v, want the property and how to add a provider", err)
+	}
+	if err := thermo.CheckProviders([]string{"seebeck_coefficient"}); err != nil {
+		t.Errorf("with a plug-in for it: %v", err)
+	}
+	for _, b := range Builtins() {
+		if err := b.CheckProviders(nil); err != nil {
+			t.Errorf("built-in %s: %v", b.Name, err)
+		}
 	}
 }

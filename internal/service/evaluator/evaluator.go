@@ -50,6 +50,10 @@ type Item struct {
 	// finds), added to the reference phases of the stability calculation.
 	// Items share the slice: it is read only.
 	Extra []hull.Entry
+	// Properties are the properties the campaign's task needs
+	// (task.Task.Required); the oracle predicts those of its own
+	// surrogates only when asked.
+	Properties []string
 }
 
 // Outcome is the oracle's answer for one item.
@@ -274,7 +278,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			cands[i] = nil
 			continue
 		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds.of(&c)})
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds.of(&c), Properties: spec.Task.Required()})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}

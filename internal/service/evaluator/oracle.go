@@ -21,7 +21,7 @@ type HierarchicalOracle struct {
 func (h HierarchicalOracle) Evaluate(ctx context.Context, items []Item) ([]Outcome, error) {
 	reqs := make([]oracle.Request, len(items))
 	for i, it := range items {
-		reqs[i] = oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra}
+		reqs[i] = oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra, Properties: it.Properties}
 	}
 	res, err := h.Oracle.Evaluate(ctx, reqs)
 	if err != nil {
@@ -102,7 +102,7 @@ type RelaxingOracle struct {
 
 // Relax implements RelaxOracle.
 func (r RelaxingOracle) Relax(ctx context.Context, it Item) (RelaxOutcome, error) {
-	req := oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra}
+	req := oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra, Properties: it.Properties}
 	res, rx, err := r.Oracle.EvaluateRelaxed(ctx, r.Relaxer, req)
 	if err != nil {
 		if ctx.Err() != nil {

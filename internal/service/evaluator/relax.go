@@ -94,7 +94,7 @@ func (s *Service) handleRelax(ctx context.Context, o RelaxOracle, d *bus.Deliver
 		// The screen read it, so this does not happen; were it to, the
 		// screened evaluation stands rather than the campaign stall.
 		ro.Failed = &messages.Reason{Code: ReasonRelax, Detail: "structure: " + err.Error()}
-	} else if ro, err = o.Relax(ctx, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: extra}); err != nil {
+	} else if ro, err = o.Relax(ctx, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: extra, Properties: spec.Task.Required()}); err != nil {
 		return fmt.Errorf("relax %s: %w", c.ID, err)
 	}
 	elapsed := time.Since(start).Seconds()

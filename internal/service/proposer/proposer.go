@@ -28,6 +28,10 @@ import (
 
 // Config tunes a proposer replica.
 type Config struct {
+	// Provided are the properties plug-in model servers provide (the data
+	// directory's registry); a campaign constraining a property neither
+	// Crucible nor these provide is rejected.
+	Provided []string
 	// Generators by kind ("evolve", "llm"); a campaign asking for a kind
 	// that is not configured is rejected at submission.
 	Generators map[string]Generator
@@ -140,8 +144,8 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 			return nil
 		}
 	}
-	if u := spec.Task.Unsupported(); len(u) > 0 {
-		s.reject(ctx, spec.ID, fmt.Errorf("task %q constrains properties no oracle provides: %v", spec.Task.Name, u))
+	if err := spec.Task.CheckProviders(s.cfg.Provided); err != nil {
+		s.reject(ctx, spec.ID, err)
 		return nil
 	}
 	var seeds []Proposed
