@@ -139,9 +139,14 @@ type findsEntry struct {
 	pos     []int
 }
 
-// upTo returns the entries of the first n finds.
-func (e findsEntry) upTo(n int) []hull.Entry {
-	k, _ := slices.BinarySearch(e.pos, n)
+// of returns the entries that extend c's reference phases: every find,
+// or those recorded before c was proposed when c says how many (an
+// ordered campaign).
+func (e findsEntry) of(c *messages.Candidate) []hull.Entry {
+	if c.HullFinds == nil {
+		return e.entries
+	}
+	k, _ := slices.BinarySearch(e.pos, *c.HullFinds)
 	return e.entries[:k:k]
 }
 
@@ -264,12 +269,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			cands[i] = nil
 			continue
 		}
-		extra := finds.entries
-		if c.HullFinds != nil {
-			// The finds as of its proposal (an ordered campaign).
-			extra = finds.upTo(*c.HullFinds)
-		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: extra})
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds.of(&c)})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}
@@ -432,8 +432,8 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 }
 
 // campaignFinds returns the campaign's hull-extending finds as hull
-// entries. Finds only accumulate: a campaign's new ones are fetched and
-// parsed once.
+// entries (a candidate's are findsEntry.of it). Finds only accumulate: a
+// campaign's new ones are fetched and parsed once.
 func (s *Service) campaignFinds(ctx context.Context, campaign string) (findsEntry, error) {
 	s.mu.Lock()
 	e := s.finds[campaign]
