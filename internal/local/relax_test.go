@@ -145,7 +145,7 @@ func TestRelaxCampaign(t *testing.T) {
 	for name, opts := range servers(t) {
 		t.Run(name, func(t *testing.T) {
 			st := startRelax(t, opts)
-			spec := &messages.CampaignSpec{ID: "relax-" + name, Task: easyTask(), Budget: 24, Seed: 5, Oracle: messages.OracleRelax}
+			spec := &messages.CampaignSpec{ID: "relax-" + name, Task: easyTask(), Budget: 24, Islands: 3, Seed: 5, Oracle: messages.OracleRelax}
 			out := t.TempDir()
 			res, err := local.Run(context.Background(), st, spec, local.RunOptions{Out: out, Timeout: 5 * time.Minute})
 			if err != nil {
@@ -169,7 +169,7 @@ func TestRelaxCrashRecovery(t *testing.T) {
 			opts.Evaluator.RelaxWorkers = 1
 			st := startRelax(t, opts)
 			st.StartService("evaluator-relax")
-			spec := &messages.CampaignSpec{ID: "relaxcrash-" + name, Task: easyTask(), Budget: 20, Seed: 9, Oracle: messages.OracleRelax}
+			spec := &messages.CampaignSpec{ID: "relaxcrash-" + name, Task: easyTask(), Budget: 20, Islands: 3, Seed: 9, Oracle: messages.OracleRelax}
 			done := make(chan struct{})
 			var res *local.Result
 			var runErr error
