@@ -251,13 +251,8 @@ func writeEnergy(w io.Writer, asJSON bool, file string, st *crystal.Structure, p
 
 func writeRelaxedLine(w io.Writer, asJSON bool, file string, r *energy.Relaxed, written []string) error {
 	formula := r.Structure.Composition().ReducedFormula()
-	var ef, eh *float64
-	if r.Formation != nil {
-		ef = &r.Formation.EnergyPerAtom
-	}
-	if r.Stability != nil {
-		eh = &r.Stability.EAboveHull
-	}
+	rec := r.Record()
+	ef, eh := rec.EForm, rec.EHull
 	if asJSON {
 		return writeJSONLine(w, struct {
 			File          string        `json:"file"`
