@@ -34,6 +34,9 @@ type campaignFlags struct {
 	generator, model             string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	// ordered and seededID: see messages.CampaignSpec.Ordered and
+	// messages.SpecSource.SeededID (local sets them).
+	ordered, seededID bool
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -66,9 +69,10 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight,
+			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 		},
+		SeededID: f.seededID,
 	})
 	for _, is := range issues {
 		fmt.Fprintln(stderr, "warning:", is)
@@ -109,9 +113,16 @@ campaign, shows its progress and writes its results to DIR:
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator llm: every prompt sent and its answer
-  summary.json           evaluated, hits, stable, discoveries, hit_rate,
-                         stability_rate, memorization_rate,
-                         unique_compositions, pareto_front, wall_seconds, …
+  summary.json           LLEMA's rates over generated and over evaluated
+                         candidates, MADE's n_stable, audc, sde and
+                         learning_slope, the Pareto front, counters, …
+                         (every field: docs/summary.md)
+
+With --seed the campaign runs ordered (one generation at a time,
+evaluations recorded in the order of their candidates) and its id derives
+from the seed: a second run with the same flags gives the same
+evaluations, verdicts and summary, apart from time stamps and timings.
+--ordered=false trades that for the overlap of proposing and evaluating.
 
 With --generator llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
@@ -126,6 +137,11 @@ The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
 fewer collections for a larger peak heap.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("ordered") {
+				cf.ordered = cf.seed != 0 && cf.maxInFlight <= 1
+			}
+			// Alone on embedded servers, a reproduced run keeps its ids.
+			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
 			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -220,6 +236,7 @@ fewer collections for a larger peak heap.`,
 	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
 	f.BoolVar(&baseline, "random-baseline", false, "propose with the random-substitution baseline instead of evolve")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&cf.ordered, "ordered", false, "run the campaign reproducibly from its seed: one generation at a time, evaluations recorded in order (default: on with --seed, unless --max-in-flight is above 1)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
 	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")

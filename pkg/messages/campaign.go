@@ -111,6 +111,16 @@ type CampaignSpec struct {
 	// proposer replica's bound per endpoint (--llm-concurrency), shared by
 	// all its campaigns.
 	MaxInFlight int `json:"max_in_flight"`
+	// Ordered makes the campaign a function of its spec and seed: one
+	// generation at a time (max_in_flight 1), evaluations recorded in the
+	// order of their candidates, each candidate's stability judged
+	// against the campaign's finds as of its proposal. Whatever the
+	// brokers' timing and the number of evaluators, the same spec and
+	// seed give the same candidates, values and counters — with the
+	// evolve generator and a memory bank in the same state (an LLM does
+	// not repeat itself). It costs the overlap of proposing and
+	// evaluating.
+	Ordered bool `json:"ordered,omitempty"`
 	// ReflectionWindow is W, the most recent reflections a prompt shows.
 	ReflectionWindow int `json:"reflection_window"`
 	// SeedFormulas optionally names the known materials islands start
@@ -140,6 +150,9 @@ func (c *CampaignSpec) ApplyDefaults() {
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
 	setDefault(&c.PoolSize, DefaultPoolSize)
+	if c.Ordered {
+		setDefault(&c.MaxInFlight, 1)
+	}
 	if c.Generator.Kind == GeneratorLLM {
 		setDefault(&c.MaxInFlight, DefaultLLMMaxInFlight)
 	}
@@ -216,6 +229,9 @@ func (c *CampaignSpec) Validate() error {
 		if f.v < f.lo || f.v > f.h {
 			return invalid("campaign."+f.name, "%d outside [%d, %d]", f.v, f.lo, f.h)
 		}
+	}
+	if c.Ordered && c.MaxInFlight != 1 {
+		return invalid("campaign.max_in_flight", "%d: an ordered campaign runs one generation at a time", c.MaxInFlight)
 	}
 	if c.Episodes > c.Budget {
 		return invalid("campaign.episodes", "%d episodes for a budget of %d evaluations", c.Episodes, c.Budget)

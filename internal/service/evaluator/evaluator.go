@@ -103,10 +103,18 @@ type oracleCall struct {
 }
 
 // findsEntry is what an evaluator holds of a campaign's finds: the hull
-// entries of the first n of them (those that parse).
+// entries of the first n of them (those that parse), and for each entry
+// the position of its find.
 type findsEntry struct {
 	n       int
 	entries []hull.Entry
+	pos     []int
+}
+
+// upTo returns the entries of the first n finds.
+func (e findsEntry) upTo(n int) []hull.Entry {
+	k, _ := slices.BinarySearch(e.pos, n)
+	return e.entries[:k:k]
 }
 
 var (
@@ -160,7 +168,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	var items []Item
 	var index []int // items[k] belongs to ds[index[k]]
 	var specsOf []*messages.CampaignSpec
-	findsOf := map[string][]hull.Entry{} // read once per campaign per batch
+	findsOf := map[string]findsEntry{} // read once per campaign per batch
 	for i, d := range ds {
 		var c messages.Candidate
 		if err := bus.Decode(d, &c); err != nil {
@@ -189,7 +197,12 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			cands[i] = nil
 			continue
 		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds})
+		extra := finds.entries
+		if c.HullFinds != nil {
+			// The finds as of its proposal (an ordered campaign).
+			extra = finds.upTo(*c.HullFinds)
+		}
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: extra})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}
@@ -346,16 +359,22 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 // campaignFinds returns the campaign's hull-extending finds as hull
 // entries. Finds only accumulate: a campaign's new ones are fetched and
 // parsed once.
-func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.Entry, error) {
+func (s *Service) campaignFinds(ctx context.Context, campaign string) (findsEntry, error) {
 	s.mu.Lock()
 	e := s.finds[campaign]
 	s.mu.Unlock()
 	fresh, err := s.store.FindsFrom(ctx, campaign, e.n)
 	if err != nil || len(fresh) == 0 {
-		return e.entries, err
+		return e, err
 	}
-	// A new array: batches in flight keep reading the old one.
-	next := findsEntry{n: e.n + len(fresh), entries: append(slices.Clip(e.entries), FindEntries(fresh)...)}
+	// New arrays: batches in flight keep reading the old ones.
+	next := findsEntry{n: e.n + len(fresh), entries: slices.Clip(e.entries), pos: slices.Clip(e.pos)}
+	for i := range fresh {
+		for _, x := range FindEntries(fresh[i : i+1]) {
+			next.entries = append(next.entries, x)
+			next.pos = append(next.pos, e.n+i)
+		}
+	}
 	s.mu.Lock()
 	if len(s.finds) > 10000 {
 		s.finds = map[string]findsEntry{}
@@ -364,7 +383,7 @@ func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.En
 		s.finds[campaign] = next
 	}
 	s.mu.Unlock()
-	return next.entries, nil
+	return next, nil
 }
 
 // Score turns the oracle's outcome into an evaluation: LLEMA's margins and

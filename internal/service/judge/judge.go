@@ -83,6 +83,11 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 		return err
 	}
 	decision := "rejected"
+	if !v.Accepted {
+		if err := s.store.RecordJudgeRejection(ctx, ev.Campaign, ev.ID); err != nil {
+			return err
+		}
+	}
 	if v.Accepted {
 		decision = "accepted"
 		if err := s.store.RecordDiscovery(ctx, ev.Campaign, ev.ID); err != nil {
