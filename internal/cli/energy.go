@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -142,13 +141,13 @@ data/mp_elemental_reference_entries.json.gz and the reference tables.`,
 			}
 			sts, readErrs := readStructures(args)
 			res, errs := c.RelaxAll(cmd.Context(), sts, opt, workerCount(workers))
-			names := outputNames(args)
+			names := crystal.FileStems(args)
 			failed := 0
 			for i, file := range args {
 				var written []string
 				err := firstErr(readErrs[i], errs[i])
 				if err == nil && out != "" {
-					written, err = writeRelaxed(out, names[i], file, res[i].Structure)
+					written, err = crystal.WriteFiles(out, names[i], "relaxed with M3GNet from "+file, res[i].Structure, crystal.FormatCIF, crystal.FormatPymatgenJSON)
 				}
 				if err != nil {
 					failed++
@@ -287,44 +286,4 @@ func optText(v *float64, unit string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.4f %s", *v, unit)
-}
-
-// outputNames gives each input the name of its output files: its base name
-// without extension, made unique with its position when shared.
-func outputNames(files []string) []string {
-	names := make([]string, len(files))
-	count := map[string]int{}
-	for i, f := range files {
-		base := filepath.Base(f)
-		names[i] = strings.TrimSuffix(base, filepath.Ext(base))
-		count[names[i]]++
-	}
-	for i := range names {
-		if count[names[i]] > 1 {
-			names[i] = fmt.Sprintf("%s-%d", names[i], i+1)
-		}
-	}
-	return names
-}
-
-// writeRelaxed writes a relaxed structure as DIR/NAME.cif and
-// DIR/NAME.json and returns the paths.
-func writeRelaxed(dir, name, source string, st *crystal.Structure) ([]string, error) {
-	var paths []string
-	for _, f := range []crystal.Format{crystal.FormatCIF, crystal.FormatPymatgenJSON} {
-		path := filepath.Join(dir, name+f.Extension())
-		fh, err := os.Create(path)
-		if err != nil {
-			return nil, err
-		}
-		err = crystal.WriteStructure(fh, st, f, "relaxed with M3GNet from "+source)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
 }
