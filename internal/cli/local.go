@@ -31,7 +31,7 @@ type campaignFlags struct {
 	budget, islands, batch       int
 	episodes, topK               int
 	seed                         uint64
-	generator, model             string
+	generator, model, oracle     string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
 	// ordered and seededID: see messages.CampaignSpec.Ordered and
@@ -53,6 +53,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed of the campaign (default: random)")
 	fl.StringVar(&f.generator, "generator", "", "evolve (default) or llm")
 	fl.StringVar(&f.model, "model", "", "LLM model for --generator llm")
+	fl.StringVar(&f.oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
@@ -69,7 +70,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered,
+			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 		},
 		SeededID: f.seededID,

@@ -245,7 +245,7 @@ func Write(dir string, res *Result) error {
 		}
 	}
 	for _, d := range res.Discoveries {
-		if err := WriteCIF(filepath.Join(dir, "discoveries", d.ID+".cif"), d.Evaluation.Candidate.Structure); err != nil {
+		if err := WriteCIF(filepath.Join(dir, "discoveries", d.ID+".cif"), d.Evaluation.FinalStructure()); err != nil {
 			return fmt.Errorf("discovery %s: %w", d.ID, err)
 		}
 	}

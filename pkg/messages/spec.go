@@ -32,9 +32,9 @@ type SpecSource struct {
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
 	// ID, Budget, Islands, BatchSize, Episodes, TopK, MaxInFlight, Seed,
-	// StabilityThreshold and Generator's Kind, Model, Temperature and
-	// MaxLLMCalls replace the spec's, and Ordered set sets it; the others
-	// are ignored.
+	// StabilityThreshold, Oracle and Generator's Kind, Model, Temperature
+	// and MaxLLMCalls replace the spec's, and Ordered set sets it; the
+	// others are ignored.
 	Set CampaignSpec
 	// SeededID derives the id of a campaign without one from its seed
 	// ("<task slug>-s<seed>") instead of a random suffix, when the seed
@@ -147,6 +147,9 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	}
 	if o.Ordered {
 		c.Ordered = true
+	}
+	if o.Oracle != "" {
+		c.Oracle = o.Oracle
 	}
 }
 
