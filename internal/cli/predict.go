@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -202,72 +201,23 @@ func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy
 	if r.Valid {
 		parts = append(parts, "valid")
 	} else {
-		parts = append(parts, "invalid: "+reasonsText(r.Reasons))
+		parts = append(parts, "invalid: "+oracle.ReasonsText(r.Reasons))
 	}
 	for _, name := range r.PropertyNames() {
-		parts = append(parts, valueText(name, r.Properties[name]))
+		parts = append(parts, r.Properties[name].Text(name))
 	}
 	if withHull && r.Stability != nil {
 		st := r.Stability
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
-			"decomposition="+decompositionText(st.Decomposition))
+			"decomposition="+st.DecompositionText())
 	}
 	if rl := relaxed.Summary(); rl != nil {
 		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
 			rl.Converged, rl.Steps, optText(rl.FormationEnergyPerAtom, "eV/atom"), optText(rl.EAboveHull, "eV/atom")))
 	}
 	if len(r.Warnings) > 0 {
-		parts = append(parts, "warning: "+reasonsText(r.Warnings))
+		parts = append(parts, "warning: "+oracle.ReasonsText(r.Warnings))
 	}
 	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
 	return err
-}
-
-// valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)" or
-// "efermi=-0.669±0.363 eV (cgcnn)".
-func valueText(name string, v oracle.Value) string {
-	s := fmt.Sprintf("%s=%.4g", name, v.Value)
-	if v.Uncertainty > 0 {
-		s += fmt.Sprintf("±%.4g", v.Uncertainty)
-	}
-	if v.Unit != "" {
-		s += " " + v.Unit
-	}
-	s += " (" + string(v.Source)
-	switch {
-	case v.Metallic:
-		s += fmt.Sprintf("; metal, P(metal) %.3g; gap model %.4g", *v.MetalProbability, *v.Surrogate)
-	case v.Surrogate != nil:
-		s += fmt.Sprintf("; model %.4g", *v.Surrogate)
-	}
-	if !v.Metallic && v.MetalProbability != nil {
-		s += fmt.Sprintf("; P(metal) %.3g", *v.MetalProbability)
-	}
-	return s + ")"
-}
-
-func decompositionText(d map[string]float64) string {
-	names := make([]string, 0, len(d))
-	for f := range d {
-		names = append(names, f)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if d[names[i]] != d[names[j]] {
-			return d[names[i]] > d[names[j]]
-		}
-		return names[i] < names[j]
-	})
-	parts := make([]string, len(names))
-	for i, f := range names {
-		parts[i] = fmt.Sprintf("%s:%.4g", f, d[f])
-	}
-	return strings.Join(parts, "+")
-}
-
-func reasonsText(rs []oracle.Reason) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = string(r.Code) + ": " + r.Detail
-	}
-	return strings.Join(parts, "; ")
 }

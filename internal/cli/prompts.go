@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -90,7 +88,7 @@ By default one line per exchange and the mean tokens per answered call;
 				}
 				return nil
 			}
-			return printPrompts(w, prompts, full)
+			return results.WritePrompts(w, prompts, full)
 		},
 	}
 	conn.bind(cmd)
@@ -100,62 +98,4 @@ By default one line per exchange and the mean tokens per answered call;
 	f.BoolVar(&full, "full", false, "print the messages and the answer of each exchange")
 	f.BoolVar(&asJSON, "json", false, "one record per line, as published")
 	return cmd
-}
-
-func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if !full {
-		fmt.Fprintln(tw, "KIND\tGEN\tISLAND\tATTEMPT\tMODEL\tFORMAT\tOUTCOME\tREQUESTS\tPROMPT\tANSWER\tDROPPED\tCANDIDATES\tREJECTED")
-	}
-	calls, prompt, completion, estimated := 0, 0, 0, false
-	for _, p := range ps {
-		if p.Outcome == messages.PromptAnswered {
-			calls++
-			prompt += p.PromptTokens
-			completion += p.CompletionTokens
-			estimated = estimated || p.TokensEstimated
-		}
-		tokens := func(n int) string {
-			if p.TokensEstimated {
-				return fmt.Sprintf("~%d", n)
-			}
-			return fmt.Sprint(n)
-		}
-		if full {
-			fmt.Fprintf(w, "=== %s, generation %d, island %d, attempt %d, exchange %d: %s, %s, template %s, temperature %g, %s",
-				promptKind(p), p.Generation, p.Island, p.Attempt, p.Index, p.Model, p.Format, p.Template, p.Temperature, p.Outcome)
-			if p.Error != "" {
-				fmt.Fprintf(w, " (%s)", p.Error)
-			}
-			fmt.Fprintf(w, "\n%d requests, %s prompt + %s completion tokens, %d dropped, %d candidates, %d rejected\n--- system\n%s\n--- user\n%s",
-				p.Requests, tokens(p.PromptTokens), tokens(p.CompletionTokens), p.Dropped, p.Candidates, p.Rejected, p.System, p.User)
-			if p.Answer != "" {
-				fmt.Fprintf(w, "--- answer (finish: %s)\n%s\n", p.FinishReason, p.Answer)
-			}
-			fmt.Fprintln(w)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", promptKind(p), p.Generation, p.Island, p.Attempt, p.Model, p.Format,
-			p.Outcome, p.Requests, tokens(p.PromptTokens), tokens(p.CompletionTokens), p.Dropped, p.Candidates, p.Rejected)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if calls > 0 {
-		mark := ""
-		if estimated {
-			mark = " (some estimated)"
-		}
-		fmt.Fprintf(w, "%d exchanges, %d answered: %.0f prompt + %.0f completion tokens per answered call%s\n",
-			len(ps), calls, float64(prompt)/float64(calls), float64(completion)/float64(calls), mark)
-	}
-	return nil
-}
-
-// promptKind is an exchange's kind, propose for records without one.
-func promptKind(p *messages.Prompt) string {
-	if p.Kind == "" {
-		return messages.PromptPropose
-	}
-	return p.Kind
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -117,15 +116,6 @@ Exit status 1 when any task has an error. With --json, one object per task
 	}
 }
 
-// taskJSON is a task with its support status, one line of --json output.
-type taskJSON struct {
-	task.Task
-	Support       task.Support `json:"support"`
-	Unsupported   []string     `json:"unsupported,omitempty"`
-	ReferenceOnly []string     `json:"reference_only,omitempty"`
-	Issues        []string     `json:"issues,omitempty"`
-}
-
 // writeTasks prints the tasks, each with the issues that name it.
 func writeTasks(w io.Writer, tasks []task.Task, issues []task.Issue, asJSON, detailed bool) error {
 	for i, t := range tasks {
@@ -137,12 +127,12 @@ func writeTasks(w io.Writer, tasks []task.Task, issues []task.Issue, asJSON, det
 		}
 		var err error
 		if asJSON {
-			err = writeJSONLine(w, taskJSON{Task: t, Support: t.Support(), Unsupported: t.Unsupported(), ReferenceOnly: t.ReferenceOnly(), Issues: mine})
+			err = writeJSONLine(w, t.Listing(mine))
 		} else {
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			err = writeTaskText(w, t, mine, detailed)
+			err = t.WriteText(w, mine, detailed)
 		}
 		if err != nil {
 			return err
@@ -166,48 +156,6 @@ func writeTasks(w io.Writer, tasks []task.Task, issues []task.Issue, asJSON, det
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func writeTaskText(w io.Writer, t task.Task, issues []string, detailed bool) error {
-	title := t.Name
-	if t.Domain != "" {
-		title += " (" + t.Domain + ")"
-	}
-	fmt.Fprintln(w, title)
-	if detailed && t.Description != "" {
-		fmt.Fprintln(w, "  "+t.Description)
-	}
-	if detailed && t.Goal != "" {
-		fmt.Fprintln(w, "  goal: "+t.Goal)
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range t.Constraints {
-		support := "unknown property"
-		if p, err := task.PropertyByName(c.Property); err == nil {
-			support = string(p.Support)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Describe(), c.Property, support)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, r := range t.Elements.Describe() {
-		fmt.Fprintln(w, "  elements: "+r)
-	}
-	for _, r := range t.DescribeStructure() {
-		fmt.Fprintln(w, "  requires: "+r)
-	}
-	if len(t.Properties) > 0 {
-		fmt.Fprintln(w, "  also reports: "+strings.Join(t.Properties, ", "))
-	}
-	for _, n := range t.Notes {
-		fmt.Fprintln(w, "  note: "+n)
-	}
-	fmt.Fprintln(w, "  "+t.SupportText())
-	for _, is := range issues {
-		fmt.Fprintln(w, "  warning: "+is)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -168,33 +167,7 @@ func writeValidateText(w io.Writer, results []crystal.FileValidation) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w, r.File)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		if rep := r.Report; rep != nil {
-			fmt.Fprintf(tw, "  formula\t%s\n", rep.Formula)
-			fmt.Fprintf(tw, "  reduced formula\t%s\n", rep.ReducedFormula)
-			fmt.Fprintf(tw, "  atoms\t%d\n", rep.NumAtoms)
-			fmt.Fprintf(tw, "  density\t%.4f g/cm³\n", rep.Density)
-			fmt.Fprintf(tw, "  volume\t%.4f Å³ (%.3f Å³/atom)\n", rep.Volume, rep.VolumePerAtom)
-			if math.IsNaN(rep.MinDistance) {
-				fmt.Fprintf(tw, "  min distance\tunknown\n")
-			} else {
-				p, e := rep.MinDistancePair, rep.MinDistanceElements
-				fmt.Fprintf(tw, "  min distance\t%.4f Å (%s, site %d – %s, site %d)\n", rep.MinDistance, e[0], p[0], e[1], p[1])
-			}
-			fmt.Fprintf(tw, "  chemical system\t%s\n", rep.ChemicalSystem)
-			if v := rep.Chemistry; v != nil {
-				fmt.Fprintf(tw, "  class\t%s\n", v.Class)
-				fmt.Fprintf(tw, "  charge neutral\t%s\n", v.NeutralText())
-			} else {
-				fmt.Fprintf(tw, "  charge neutral\t%s\n", rep.Oxidation.NeutralText())
-			}
-		}
-		fmt.Fprintf(tw, "  valid\t%s\n", yesNo(r.Valid))
-		for _, reason := range r.Reasons {
-			fmt.Fprintf(tw, "  reason\t%s\n", reason)
-		}
-		if err := tw.Flush(); err != nil {
+		if err := r.WriteText(w); err != nil {
 			return err
 		}
 	}
@@ -224,18 +197,11 @@ func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
 		for _, r := range results {
-			what := r.Assignment
-			switch {
-			case len(r.Reasons) > 0:
-				what = string(r.Reasons[0].Code) + ": " + r.Reasons[0].Detail
-			case what == "":
-				what = r.Detail
-			}
 			class := string(r.Class)
 			if class == "" {
 				class = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Formula, yesNo(r.Valid), class, what)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Formula, yesNo(r.Valid), class, r.Summary())
 		}
 		err = tw.Flush()
 	}

@@ -303,7 +303,7 @@ func reduceFormula(amounts map[Element]int) (string, float64) {
 	})
 	factor := 0
 	for _, it := range items {
-		factor = gcd(factor, int(it.Amount))
+		factor = GCD(factor, int(it.Amount))
 	}
 	if factor == 0 {
 		factor = 1
@@ -330,7 +330,8 @@ func reduceFormula(amounts map[Element]int) (string, float64) {
 	return b.String(), float64(factor)
 }
 
-func gcd(a, b int) int {
+// GCD is the greatest common divisor of |a| and |b| (0 for two zeros).
+func GCD(a, b int) int {
 	if a < 0 {
 		a = -a
 	}
@@ -369,7 +370,7 @@ func (c Composition) AnonymousFormula() string {
 	g := 0
 	for _, it := range c.items {
 		amts = append(amts, it.Amount)
-		g = gcd(g, int(math.Round(it.Amount)))
+		g = GCD(g, int(math.Round(it.Amount)))
 	}
 	if c.isInteger() && g > 0 {
 		for i := range amts {

@@ -238,7 +238,7 @@ func (f *fingerprinter) descriptor(s *Structure) ([]byte, error) {
 				out = append(out, ' ')
 			}
 			out = append(out, sig(f.order[k])...)
-			g := gcd(run-k, total)
+			g := GCD(run-k, total)
 			out = append(out, "×"...)
 			out = strconv.AppendInt(out, int64((run-k)/g), 10)
 			if total/g != 1 {

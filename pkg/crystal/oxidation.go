@@ -423,7 +423,7 @@ func integerFormula(c Composition) ([]Element, []int, error) {
 		}
 		g := 0
 		for _, n := range counts {
-			g = gcd(g, n)
+			g = GCD(g, n)
 		}
 		elems := make([]Element, len(items))
 		for i := range items {

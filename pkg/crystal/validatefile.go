@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
+	"text/tabwriter"
 )
 
 // FileValidation is the validation of one structure file, as "crucible
@@ -69,6 +71,42 @@ func ValidateFile(path string, opt ValidityOptions) FileValidation {
 	return res
 }
 
+// WriteText writes the file name, then a table of what was measured, the
+// verdict and every reason.
+func (v FileValidation) WriteText(w io.Writer) error {
+	fmt.Fprintln(w, v.File)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if rep := v.Report; rep != nil {
+		fmt.Fprintf(tw, "  formula\t%s\n", rep.Formula)
+		fmt.Fprintf(tw, "  reduced formula\t%s\n", rep.ReducedFormula)
+		fmt.Fprintf(tw, "  atoms\t%d\n", rep.NumAtoms)
+		fmt.Fprintf(tw, "  density\t%.4f g/cm³\n", rep.Density)
+		fmt.Fprintf(tw, "  volume\t%.4f Å³ (%.3f Å³/atom)\n", rep.Volume, rep.VolumePerAtom)
+		if math.IsNaN(rep.MinDistance) {
+			fmt.Fprintf(tw, "  min distance\tunknown\n")
+		} else {
+			p, e := rep.MinDistancePair, rep.MinDistanceElements
+			fmt.Fprintf(tw, "  min distance\t%.4f Å (%s, site %d – %s, site %d)\n", rep.MinDistance, e[0], p[0], e[1], p[1])
+		}
+		fmt.Fprintf(tw, "  chemical system\t%s\n", rep.ChemicalSystem)
+		if c := rep.Chemistry; c != nil {
+			fmt.Fprintf(tw, "  class\t%s\n", c.Class)
+			fmt.Fprintf(tw, "  charge neutral\t%s\n", c.NeutralText())
+		} else {
+			fmt.Fprintf(tw, "  charge neutral\t%s\n", rep.Oxidation.NeutralText())
+		}
+	}
+	valid := "no"
+	if v.Valid {
+		valid = "yes"
+	}
+	fmt.Fprintf(tw, "  valid\t%s\n", valid)
+	for _, reason := range v.Reasons {
+		fmt.Fprintf(tw, "  reason\t%s\n", reason)
+	}
+	return tw.Flush()
+}
+
 // FormulaVerdict is the chemistry verdict on one formula, as "crucible
 // validate --formula" reports it.
 type FormulaVerdict struct {
@@ -112,6 +150,19 @@ func JudgeFormula(formula string) FormulaVerdict {
 		res.Reasons = append(res.Reasons, CodedReason{Code: v.Code, Detail: v.Detail})
 	}
 	return res
+}
+
+// Summary is the verdict in a few words: the best assignment of
+// oxidation states, else the first reason, else the detail.
+func (v FormulaVerdict) Summary() string {
+	what := v.Assignment
+	switch {
+	case len(v.Reasons) > 0:
+		what = string(v.Reasons[0].Code) + ": " + v.Reasons[0].Detail
+	case what == "":
+		what = v.Detail
+	}
+	return what
 }
 
 // ReadFormulaList reads one formula per line, skipping blank lines and

@@ -651,7 +651,7 @@ func redoxMoves(g *generation, ps []*parentInfo, _ *moveList) []move {
 			}
 			if cations == 1 {
 				// M_a X_b with a·q2 = b·|x.q|.
-				k := gcdInt(q2, -x.q)
+				k := crystal.GCD(q2, -x.q)
 				comp, err := crystal.NewComposition(
 					crystal.ElementAmount{Element: m.el, Amount: float64(-x.q / k)},
 					crystal.ElementAmount{Element: x.el, Amount: float64(q2 / k)})
@@ -726,17 +726,4 @@ func assignedAs(c crystal.Composition, e crystal.Element, q int) bool {
 		}
 	}
 	return false
-}
-
-func gcdInt(a, b int) int {
-	if a < 0 {
-		a = -a
-	}
-	if b < 0 {
-		b = -b
-	}
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }

@@ -43,7 +43,7 @@ func buildRecipe(p *crystal.Prototype, comp crystal.Composition) string {
 		if float64(n) != it.Amount || n < 1 {
 			return string(appendComposition(b, comp))
 		}
-		g = gcdInt(g, n)
+		g = crystal.GCD(g, n)
 	}
 	slices.SortFunc(items, func(x, y crystal.ElementAmount) int { return int(x.Element) - int(y.Element) })
 	for _, it := range items {

@@ -200,7 +200,7 @@ func newReduced(lat mat3, species []crystal.Element, frac []vec3, cells int) *Re
 func primitive(r *Reduced, tol float64) (*Reduced, int, error) {
 	g := 0
 	for _, ru := range r.runs {
-		g = gcd(g, ru.end-ru.start)
+		g = crystal.GCD(g, ru.end-ru.start)
 	}
 	if g == 1 {
 		return r, 1, nil
@@ -315,13 +315,6 @@ func (r *Reduced) isTranslation(t, ftol vec3) bool {
 		}
 	}
 	return true
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // mergeImages groups the atoms of a cell n times too small for them, which
