@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/oracle"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -31,12 +32,26 @@ func newPredictCmd() *cobra.Command {
 does: validity checks; CGCNN predictions of formation energy, band gap, bulk
 and shear modulus, Poisson ratio, Fermi energy and metal probability, each
 with the model's published test MAE as its uncertainty (moduli: propagated
-from log10 GPa); the reference value instead when the reduced formula is in
-the Materials Project tables (the candidate is then "known", and the CGCNN
-value is shown beside it); the dielectric constant for known compounds
-only; density and volume per atom exactly from the structure. With --hull,
-the energy above the convex hull of the reference phases (eV/atom, negative
-below it) and the decomposition into stable phases.
+from log10 GPa) and, where neighbours of different elements tie at CGCNN's
+twelfth-neighbour cut, the tie spread: how far the prediction moves with
+the choice among them (added uncertainty; the value is the average over
+the choices, the same however the structure is written down); the
+reference value instead when the reduced formula is in the Materials
+Project tables and the structure is not a new polymorph (the CGCNN value is
+shown beside it); the dielectric constant for known compounds only; density
+and volume per atom exactly from the structure.
+
+Novelty: the structure is compared with the known structures of its
+formula (the Materials Project CIF sets of the data directory, the golden
+CIFs, the prototype library's archetypes; pymatgen's StructureMatcher
+defaults, volumes scaled): known_structure (with the match), new_polymorph
+(known formula, no structure matches: its own CGCNN values, its energy
+placed against the known polymorph's), known_formula (in the tables, no
+structure held), new, or with --hull ordered_mixture (a new formula above
+the hull whose facet is its isovalent end members, named).
+
+With --hull, the energy above the convex hull of the reference phases
+(eV/atom, negative below it) and the decomposition into stable phases.
 
 Validity is a flag, not a gate: every structure that can be featurised is
 predicted, and an invalid one gets its reasons beside its properties (a
@@ -48,15 +63,17 @@ structure properties. The bonding class of the composition (ionic,
 polyanionic, metal_rich, intermetallic, covalent, element; see "crucible
 validate --help") is reported with it.
 
-One line per structure: file, reduced formula, known or novel, class,
+One line per structure: file, reduced formula, novelty, class,
 validity (with the reasons when invalid), then every property as
-name=value±uncertainty unit (source).
+name=value±uncertainty unit (source; tie spread).
 
 With --json, one object per line with the keys file (as given), formula,
 class (null for an unreadable file), valid, predicted (false when only
-structure properties were computed), known, oxidation_states (when an
-assignment was found), reasons ([{code, detail}]), warnings, properties
-({name: {value, unit, source, uncertainty[, surrogate]}}), and with --hull
+structure properties were computed), known (the formula is in the
+reference tables), novelty ({class[, match, rms, polymorphs, end_members]};
+null when not predicted), oxidation_states (when an assignment was found),
+reasons ([{code, detail}]), warnings, properties ({name: {value, unit,
+source, uncertainty, tie_spread[, surrogate]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
@@ -151,6 +168,7 @@ type predictionValue struct {
 	Unit        string   `json:"unit"`
 	Source      string   `json:"source"`
 	Uncertainty float64  `json:"uncertainty"`
+	TieSpread   float64  `json:"tie_spread"`
 	Surrogate   *float64 `json:"surrogate,omitempty"`
 }
 
@@ -161,6 +179,7 @@ type predictionLine struct {
 	Valid           bool                       `json:"valid"`
 	Predicted       bool                       `json:"predicted"`
 	Known           bool                       `json:"known"`
+	Novelty         *messages.Novelty          `json:"novelty"`
 	OxidationStates map[string]float64         `json:"oxidation_states,omitempty"`
 	Reasons         []oracle.Reason            `json:"reasons"`
 	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
@@ -177,7 +196,7 @@ type predictionHullLine struct {
 func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 	r := p.result
 	line := predictionLine{
-		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
+		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
 	}
 	if r.Class != "" {
@@ -188,7 +207,7 @@ func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
 		line.Reasons = []oracle.Reason{}
 	}
 	for name, v := range r.Properties {
-		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
+		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate}
 	}
 	var v any = line
 	if withHull {
@@ -215,9 +234,12 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 		return err
 	}
 	parts := []string{p.file, r.Formula}
-	if r.Known {
+	switch {
+	case r.Novelty != nil:
+		parts = append(parts, noveltyText(r.Novelty))
+	case r.Known:
 		parts = append(parts, "known")
-	} else {
+	default:
 		parts = append(parts, "novel")
 	}
 	if r.Class != "" {
@@ -254,8 +276,9 @@ func propertyOrder(props map[string]oracle.Value) []string {
 	return out
 }
 
-// valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)" or
-// "efermi=-0.669±0.363 eV (cgcnn)".
+// valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)",
+// "efermi=-0.669±0.363 eV (cgcnn)" or, where neighbours tie at CGCNN's
+// cut, "band_gap=4.09±0.388 eV (cgcnn; tie spread 1.3)".
 func valueText(name string, v oracle.Value) string {
 	s := fmt.Sprintf("%s=%.4g", name, v.Value)
 	if v.Uncertainty > 0 {
@@ -265,6 +288,9 @@ func valueText(name string, v oracle.Value) string {
 		s += " " + v.Unit
 	}
 	s += " (" + string(v.Source)
+	if v.TieSpread > 0 {
+		s += fmt.Sprintf("; tie spread %.4g", v.TieSpread)
+	}
 	if v.Surrogate != nil {
 		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
 	}
@@ -295,4 +321,19 @@ func reasonsText(rs []oracle.Reason) string {
 		parts[i] = string(r.Code) + ": " + r.Detail
 	}
 	return strings.Join(parts, "; ")
+}
+
+// noveltyText writes the novelty class: "new", "new_polymorph of
+// prototype:rocksalt/LiF", "known_structure prototype:rocksalt/LiF",
+// "ordered_mixture of LiF+NaF".
+func noveltyText(n *messages.Novelty) string {
+	switch n.Class {
+	case messages.NoveltyKnownStructure:
+		return n.Class + " " + n.Match
+	case messages.NoveltyNewPolymorph:
+		return n.Class + " of " + strings.Join(n.Polymorphs, ",")
+	case messages.NoveltyOrderedMixture:
+		return n.Class + " of " + decompositionText(n.EndMembers)
+	}
+	return n.Class
 }

@@ -313,6 +313,9 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		s.Evaluated, s.Hits, 100*s.HitRate, s.StableHits, 100*s.StabilityRate, s.Discoveries)
 	fmt.Fprintf(w, "  memorisation %.1f%% · unique compositions %d · mean E_hull %.3f eV/atom · SDE %.3f · AUDC %.3f\n",
 		100*s.MemorizationRate, s.UniqueCompositions, s.MeanEAboveHull, s.SDE, s.AUDC)
+	if len(s.Judged) > 0 {
+		fmt.Fprintf(w, "  judged: %s\n", judgedText(s.Judged))
+	}
 	if len(s.ParetoFront) > 0 {
 		fmt.Fprintf(w, "  Pareto front: %s\n", paretoFormulas(s.ParetoFront))
 	}
@@ -328,4 +331,18 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  %.1f s\n", s.WallSeconds)
+}
+
+// judgedText writes the judge's counts, "accepted/new 40, rejected/ordered_mixture 12, …".
+func judgedText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -349,13 +349,46 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 
 func checkNovelty(ev *messages.Evaluation) outcome {
 	f := formulaOf(ev)
+	n := ev.Novelty
 	switch {
 	case ev.Candidate.Seed:
 		return fail(CheckNovelty, f+" is a seed material the campaign started from", "known material: a seed")
-	case ev.Known:
+	case n == nil && ev.Known:
 		return fail(CheckNovelty, f+" is in the reference data: a known material, not a discovery", "known material: "+f+" is in the reference data")
+	case n == nil:
+		if !ev.Novel {
+			return fail(CheckNovelty, "an earlier candidate of the campaign had the same formula "+f+" and structure", "not novel: repeats an earlier candidate")
+		}
+		return pass(CheckNovelty, f+" is not in the reference data (compared by formula: no known structures were consulted)", "new")
+	case n.Class == messages.NoveltyKnownStructure:
+		return fail(CheckNovelty, fmt.Sprintf("the structure matches the known structure %s (normalised RMS displacement %.3g): a known material, not a discovery", n.Match, n.RMS),
+			"known material: "+f+" matches "+n.Match)
+	case n.Class == messages.NoveltyKnownFormula:
+		return fail(CheckNovelty, f+" is in the reference data and no structure of it is held to compare with: a known material by formula",
+			"known material: "+f+" is in the reference data")
+	case n.Class == messages.NoveltyOrderedMixture:
+		return fail(CheckNovelty, fmt.Sprintf("%s lies above the hull inside the facet of its isovalent end members %s: an ordered mixture of known phases, not a new compound",
+			f, competingPhases(n.EndMembers)), "ordered mixture of known phases: "+endMembers(n.EndMembers))
 	case !ev.Novel:
-		return fail(CheckNovelty, "an earlier candidate of the campaign had the same formula "+f+" and structure", "not novel: repeats an earlier candidate")
+		return fail(CheckNovelty, f+" is not marked novel (class "+n.Class+")", "not novel")
+	case n.Class == messages.NoveltyNewPolymorph:
+		return pass(CheckNovelty, fmt.Sprintf("a new polymorph of %s: its structure matches none of the %d known (%s); its energy is its own, placed against the known polymorph's",
+			f, len(n.Polymorphs), strings.Join(n.Polymorphs, ", ")), "a new polymorph")
 	}
-	return pass(CheckNovelty, f+" is not in the reference data and no earlier candidate of the campaign had the same formula and structure", "new")
+	return pass(CheckNovelty, f+" is not in the reference data, matches no known structure, and is not an ordered mixture of known phases", "new")
+}
+
+// endMembers writes "NaF + LiF", the largest fractions first.
+func endMembers(d map[string]float64) string {
+	names := make([]string, 0, len(d))
+	for n := range d {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if d[names[i]] != d[names[j]] {
+			return d[names[i]] > d[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return strings.Join(names, " + ")
 }

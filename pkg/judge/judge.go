@@ -37,7 +37,10 @@ const (
 	// DefaultConfidenceK asks a surrogate value to clear its bound by one
 	// standard error (the surrogate's test MAE).
 	DefaultConfidenceK = 1.0
-	// DefaultSuspiciousBelowHull is 0.15 eV/atom: about four times the
+	// DefaultSuspiciousBelowHull is 0.15 eV/atom, the evaluator's and the
+	// judge's bound on how far below the hull a surrogate energy may lie
+	// (Evaluation.HullOutlier), standing for the screen's 95 % error until
+	// a calibration of it exists. It is about four times the
 	// test MAE of the CGCNN formation-energy checkpoint (0.039 eV/atom,
 	// Xie & Grossman, PRL 120, 145301, 2018). The hull of a chemical
 	// system is built from Materials Project ground states; a new phase
@@ -103,9 +106,12 @@ func fail(name, detail, reason string) outcome {
 //  4. property confidence: every constrained property that comes from a
 //     surrogate clears its bound by at least K·σ, σ the surrogate's MAE
 //     (see ConfidenceMargin); reference and structure values are exact;
-//  5. novelty: the formula is not in the reference data, the candidate is
-//     not a seed, and no earlier candidate of the campaign had the same
-//     formula and structure.
+//  5. novelty: the candidate is not a seed, its structure matches no
+//     known structure (and its formula is in the reference data only if
+//     structures of it are held to compare with: a new polymorph), and it
+//     is not an ordered mixture of known phases (Evaluation.Novelty; by
+//     formula alone when the evaluation has no novelty class); the
+//     proposer keeps repeats of earlier candidates out.
 //
 // The verdict is accepted iff every check passes; Reasons are the failed
 // checks' short reasons; Report is the judge's report in words. For any

@@ -136,12 +136,19 @@ type Summary struct {
 	// SDE = stable novel discoveries per oracle query (MADE §4.4).
 	SDE float64 `json:"sde"`
 	// AUDC is the area under the discovery curve normalised by B²/2.
-	AUDC            float64       `json:"audc"`
-	MeanEAboveHull  float64       `json:"mean_e_above_hull"`
-	ParetoFront     []ParetoPoint `json:"pareto_front"`
-	TokensPerHit    float64       `json:"tokens_per_hit,omitempty"`
-	TokensPerStable float64       `json:"tokens_per_stable,omitempty"`
-	WallSeconds     float64       `json:"wall_seconds"`
+	AUDC           float64 `json:"audc"`
+	MeanEAboveHull float64 `json:"mean_e_above_hull"`
+	// Judged counts the candidates the judge weighed (feasible and stable
+	// proposed candidates, and hull outliers) by "decision/class": the
+	// decision accepted or rejected, the class the evaluation's novelty
+	// class (new, new_polymorph, known_formula, known_structure,
+	// ordered_mixture), or below_hull for a hull outlier (a likely
+	// surrogate error), or unclassified. Empty classes are left out.
+	Judged          map[string]int `json:"judged,omitempty"`
+	ParetoFront     []ParetoPoint  `json:"pareto_front"`
+	TokensPerHit    float64        `json:"tokens_per_hit,omitempty"`
+	TokensPerStable float64        `json:"tokens_per_stable,omitempty"`
+	WallSeconds     float64        `json:"wall_seconds"`
 	// PromptTokensPerCall and CompletionTokensPerCall are the LLM's mean
 	// tokens per answered call (LLEMA Table 10 reports 563 and 176).
 	PromptTokensPerCall     float64 `json:"prompt_tokens_per_call,omitempty"`

@@ -23,6 +23,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -47,7 +48,11 @@ type Outcome struct {
 	OxidationStates map[string]float64
 	Properties      map[string]messages.PropertyValue
 	// Known: the reduced formula is in the reference data.
-	Known         bool
+	Known bool
+	// Novelty is what the structure is with respect to the known
+	// compounds; nil from an oracle that does not say (novelty is then
+	// the formula's).
+	Novelty       *messages.Novelty
 	EAboveHull    *float64
 	HullEnergy    *float64
 	Decomposition map[string]float64
@@ -412,7 +417,24 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		ev.Score = -1
 	}
 	ev.Feasible = feasible
-	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= spec.StabilityThreshold
-	ev.Novel = o.Valid && !o.Known && !c.Seed
+	if o.Valid && o.EAboveHull != nil {
+		e := *o.EAboveHull
+		// Far below the hull of known ground states is more likely the
+		// surrogate's error than a new ground state: not stable, and never
+		// a reference phase of later candidates (pkg/judge).
+		ev.HullOutlier = e < -judge.DefaultSuspiciousBelowHull
+		ev.Stable = e <= spec.StabilityThreshold && !ev.HullOutlier
+		if ev.HullOutlier {
+			ev.Warnings = append(ev.Warnings, messages.Reason{Code: "below_hull", Detail: fmt.Sprintf(
+				"E_hull %.4g eV/atom is more than %.4g eV/atom below the hull of the known phases: a likely surrogate error, not counted stable",
+				e, judge.DefaultSuspiciousBelowHull)})
+		}
+	}
+	ev.Novelty = o.Novelty
+	if o.Novelty != nil {
+		ev.Novel = o.Valid && !c.Seed && o.Novelty.Novel()
+	} else {
+		ev.Novel = o.Valid && !c.Seed && !o.Known
+	}
 	return ev
 }

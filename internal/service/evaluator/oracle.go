@@ -54,7 +54,7 @@ func FindEntries(finds []store.Find) []hull.Entry {
 }
 
 func outcome(r *oracle.Result) Outcome {
-	o := Outcome{Valid: r.Valid, Known: r.Known, Properties: make(map[string]messages.PropertyValue, len(r.Properties))}
+	o := Outcome{Valid: r.Valid, Known: r.Known, Novelty: r.Novelty, Properties: make(map[string]messages.PropertyValue, len(r.Properties))}
 	for _, x := range r.Reasons {
 		o.Reasons = append(o.Reasons, messages.Reason{Code: string(x.Code), Detail: x.Detail})
 	}
@@ -74,7 +74,7 @@ func outcome(r *oracle.Result) Outcome {
 	sort.Strings(names)
 	for _, name := range names {
 		v := r.Properties[name]
-		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate}
+		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate}
 	}
 	if s := r.Stability; s != nil {
 		e, h := s.EAboveHull, s.HullEnergy
