@@ -114,7 +114,10 @@ campaign, shows its progress and writes its results to DIR:
   prompts.jsonl          generator llm: every prompt sent and its answer
   summary.json           evaluated, hits, stable, discoveries, hit_rate,
                          stability_rate, memorization_rate,
-                         unique_compositions, pareto_front, wall_seconds, …
+                         unique_compositions, pareto_front, judged (by
+                         decision and novelty class: accepted/new,
+                         rejected/ordered_mixture, rejected/below_hull,
+                         …), wall_seconds, …
 
 With --generator llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
