@@ -149,6 +149,9 @@ func valueText(name string, ev *messages.Evaluation) string {
 	if pv.Uncertainty > 0 {
 		src += fmt.Sprintf(" ± %.4g", pv.Uncertainty)
 	}
+	if pv.TieSpread > 0 {
+		src += fmt.Sprintf(" + %.4g tie spread", pv.TieSpread)
+	}
 	return s + " [" + src + "]"
 }
 
@@ -202,8 +205,8 @@ func energySource(ev *messages.Evaluation) (string, float64) {
 	if !ok {
 		return "hull", 0
 	}
-	if fe.Uncertainty > 0 && !math.IsInf(fe.Uncertainty, 0) {
-		return fmt.Sprintf("hull of a %s formation energy ± %.4g eV/atom", fe.Source, fe.Uncertainty), fe.Uncertainty
+	if sigma := sigmaOf(fe); sigma > 0 && !math.IsInf(sigma, 0) {
+		return fmt.Sprintf("hull of a %s formation energy ± %.4g eV/atom", fe.Source, sigma), sigma
 	}
 	return "hull of a " + fe.Source + " formation energy", 0
 }
@@ -266,18 +269,25 @@ func atLeast(d, want, scale float64) bool {
 	return d >= want-1e-9*math.Max(1, math.Abs(scale))
 }
 
-// uncertainty is σ of a property value: its own uncertainty, or for a hull
-// value without one, that of the formation energy it comes from (the
-// reference phases' energies are exact, so the error of E_hull is the
-// error of the candidate's formation energy).
+// uncertainty is σ of a property value: its own uncertainty (sigmaOf), or
+// for a hull value without one, that of the formation energy it comes
+// from (the reference phases' energies are exact, so the error of E_hull
+// is the error of the candidate's formation energy).
 func uncertainty(name string, pv messages.PropertyValue, ev *messages.Evaluation) float64 {
-	if pv.Uncertainty != 0 || pv.Source != SourceHull || name == formationEnergy {
-		return pv.Uncertainty
+	if sigmaOf(pv) != 0 || pv.Source != SourceHull || name == formationEnergy {
+		return sigmaOf(pv)
 	}
 	if fe, ok := ev.Properties[formationEnergy]; ok {
-		return fe.Uncertainty
+		return sigmaOf(fe)
 	}
 	return 0
+}
+
+// sigmaOf is a value's uncertainty plus its tie spread: where neighbours
+// of different elements tie at CGCNN's cut, the choice among them moves
+// the prediction by up to the spread, on top of the model's error.
+func sigmaOf(pv messages.PropertyValue) float64 {
+	return pv.Uncertainty + pv.TieSpread
 }
 
 func exactSource(src string) bool {

@@ -105,7 +105,8 @@ func fail(name, detail, reason string) outcome {
 //     composition) are named;
 //  4. property confidence: every constrained property that comes from a
 //     surrogate clears its bound by at least K·σ, σ the surrogate's MAE
-//     (see ConfidenceMargin); reference and structure values are exact;
+//     plus the value's tie spread (see ConfidenceMargin); reference and
+//     structure values are exact;
 //  5. novelty: the candidate is not a seed, its structure matches no
 //     known structure (and its formula is in the reference data only if
 //     structures of it are held to compare with: a new polymorph), and it

@@ -215,6 +215,17 @@ func TestJudge(t *testing.T) {
 			detail: [2]string{CheckConfidence, "= 0.9974σ < 1σ"},
 		},
 		{
+			name: "tie spread adds to σ",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				setBandGap(ev, 2.5, SourceCGCNN, 0.388)
+				pv := ev.Properties["band_gap"]
+				pv.TieSpread = 0.2
+				ev.Properties["band_gap"] = pv
+			},
+			failed: []string{CheckConfidence},
+			detail: [2]string{CheckConfidence, "band_gap = 2.5 eV [cgcnn] ± 0.588: 0.5 eV from its bound (band_gap ≥ 2 eV) = 0.8503σ < 1σ"},
+		},
+		{
 			name: "K = 2 exactly met",
 			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, o *Options) {
 				setBandGap(ev, 2.5, SourceCGCNN, 0.25)
