@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/internal/bench/pipeline"
+	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 )
 
@@ -27,7 +28,7 @@ func newBenchPipelineCmd() *cobra.Command {
 		Long:  pipeline.Description,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tuneLocalGC()
+			local.TuneGC()
 			var err error
 			if o.DataDir == "" {
 				if o.DataDir, err = datadir.Find(); err != nil {

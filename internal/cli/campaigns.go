@@ -2,22 +2,17 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/internal/service/control"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -122,7 +117,7 @@ their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
 			errc := make(chan error, 3)
 			follow := func(stream, prefix string, print func([]byte) error) {
 				go func() {
-					errc <- followFrom(ctx, cl, stream, messages.Subject(prefix, campaign), newOnly, func(_ string, data []byte) (bool, error) {
+					errc <- cl.FollowFrom(ctx, stream, messages.Subject(prefix, campaign), newOnly, func(_ string, data []byte) (bool, error) {
 						return false, print(data)
 					})
 				}()
@@ -135,7 +130,7 @@ their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
 				if asJSON {
 					return json.NewEncoder(w).Encode(&v)
 				}
-				_, err := fmt.Fprintln(w, verdictLine(&v))
+				_, err := fmt.Fprintln(w, results.VerdictLine(&v))
 				return err
 			}
 			n := 1
@@ -173,36 +168,6 @@ their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
 	f.BoolVar(&statuses, "status", false, "also show campaign status events")
 	f.BoolVar(&newOnly, "new", false, "only events published from now on")
 	return cmd
-}
-
-// followFrom follows a stream from its start, or from now with newOnly.
-func followFrom(ctx context.Context, cl *client.Client, stream, filter string, newOnly bool, fn func(string, []byte) (bool, error)) error {
-	if !newOnly {
-		return cl.Follow(ctx, stream, filter, false, fn)
-	}
-	return cl.FollowNew(ctx, stream, filter, nil, fn)
-}
-
-func verdictLine(v *messages.Verdict) string {
-	e := &v.Evaluation
-	var b strings.Builder
-	kind := "DISCOVERY"
-	if !v.Accepted {
-		kind = "rejected "
-	}
-	fmt.Fprintf(&b, "%s  %s  %s  %-12s", v.JudgedAt.Format(time.RFC3339), kind, v.ID, v.Formula)
-	if e.EAboveHull != nil {
-		fmt.Fprintf(&b, "  E_hull %+.3f", *e.EAboveHull)
-	}
-	for _, m := range e.Margins {
-		if p, ok := e.Properties[m.Property]; ok {
-			fmt.Fprintf(&b, "  %s %.3g %s", m.Property, p.Value, p.Unit)
-		}
-	}
-	if !v.Accepted {
-		fmt.Fprintf(&b, "  — %s", strings.Join(v.Reasons, "; "))
-	}
-	return b.String()
 }
 
 func newStatusCmd() *cobra.Command {
@@ -312,14 +277,7 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 			if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no campaign %s", campaign)
 			}
-			var evs []*messages.Evaluation
-			err = cl.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
-				var ev messages.Evaluation
-				if err := messages.Decode(data, &ev); err == nil && !ev.Candidate.Seed {
-					evs = append(evs, &ev)
-				}
-				return false, nil
-			})
+			evs, err := cl.Evaluations(ctx, campaign)
 			if err != nil {
 				return err
 			}
@@ -334,18 +292,11 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 				}
 				return nil
 			case "csv":
-				return writeResultsCSV(w, evs)
+				return results.WriteCSV(w, evs)
 			}
 			structs := evs
 			if !all {
-				accepted := map[string]bool{}
-				err := cl.Follow(ctx, messages.StreamDiscoveries, messages.Subject(messages.SubjectDiscoveries, campaign), true, func(_ string, data []byte) (bool, error) {
-					var v messages.Verdict
-					if err := messages.Decode(data, &v); err == nil {
-						accepted[v.ID] = true
-					}
-					return false, nil
-				})
+				accepted, err := cl.Discovered(ctx, campaign)
 				if err != nil {
 					return err
 				}
@@ -356,7 +307,7 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 					}
 				}
 			}
-			return writeResultsStructures(w, out, structFormat, structs)
+			return results.WriteStructures(w, out, structFormat, structs)
 		},
 	}
 	conn.bind(cmd)
@@ -365,49 +316,4 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
 	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
 	return cmd
-}
-
-func writeResultsCSV(w io.Writer, evs []*messages.Evaluation) error {
-	props := map[string]bool{}
-	for _, ev := range evs {
-		for name := range ev.Properties {
-			props[name] = true
-		}
-	}
-	names := make([]string, 0, len(props))
-	for n := range props {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	cw := csv.NewWriter(w)
-	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "reasons"}
-	if err := cw.Write(append(header, names...)); err != nil {
-		return err
-	}
-	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
-	for _, ev := range evs {
-		ehull := ""
-		if ev.EAboveHull != nil {
-			ehull = f(*ev.EAboveHull)
-		}
-		var reasons []string
-		for _, r := range ev.Reasons {
-			reasons = append(reasons, r.Code+": "+r.Detail)
-		}
-		row := []string{ev.ID, ev.Candidate.Formula, strconv.Itoa(ev.Candidate.Generation), strconv.Itoa(ev.Candidate.Island),
-			ev.Candidate.Operator, strconv.FormatBool(ev.Valid), strconv.FormatBool(ev.Feasible), strconv.FormatBool(ev.Stable),
-			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, strings.Join(reasons, "; ")}
-		for _, n := range names {
-			if p, ok := ev.Properties[n]; ok {
-				row = append(row, f(p.Value))
-			} else {
-				row = append(row, "")
-			}
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
 }

@@ -104,7 +104,7 @@ func convertOptions(to, from, out, species string) (crystal.Format, crystal.Read
 	var err error
 	switch {
 	case to != "":
-		if target, err = writableFormat(to); err != nil {
+		if target, err = crystal.ParseWriteFormat(to); err != nil {
 			return 0, opt, fmt.Errorf("--to: %w", err)
 		}
 	case out != "" && out != "-" && crystal.FormatOfFileName(out) != crystal.FormatUnknown:
@@ -127,18 +127,4 @@ func convertOptions(to, from, out, species string) (crystal.Format, crystal.Read
 		}
 	}
 	return target, opt, nil
-}
-
-// writableFormat reads the name of a format Crucible writes.
-func writableFormat(name string) (crystal.Format, error) {
-	f, err := crystal.ParseFormat(name)
-	if err != nil {
-		return 0, err
-	}
-	for _, w := range crystal.WriteFormats {
-		if f == w {
-			return f, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: %s is read, not written (write cif, poscar, json or xyz)", crystal.ErrUnknownFormat, name)
 }

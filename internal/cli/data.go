@@ -79,7 +79,7 @@ others are still fetched; the exit status is then 1.`,
 			case errors.Is(err, context.Canceled):
 				return &exitError{code: 1, err: errors.New("data pull interrupted: run it again to resume")}
 			case err != nil:
-				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(flattenJoined(err)))}
+				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(flattenErrors(err)))}
 			}
 			return nil
 		},
@@ -150,12 +150,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// flattenJoined lists the errors joined in err.
-func flattenJoined(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

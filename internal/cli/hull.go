@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
 )
 
@@ -50,7 +47,7 @@ query-2, … in file order.`,
 					return err
 				}
 			}
-			rows, err := hullRows(entries, queries)
+			rows, err := hull.Table(entries, queries)
 			if err != nil {
 				return err
 			}
@@ -67,95 +64,7 @@ query-2, … in file order.`,
 	return cmd
 }
 
-// hullRow is one line of output.
-type hullRow struct {
-	ID            string            `json:"id"`
-	Formula       string            `json:"formula"`
-	EAboveHull    float64           `json:"e_above_hull"`
-	HullEnergy    float64           `json:"hull_energy_per_atom"`
-	Stable        *bool             `json:"stable,omitempty"`
-	Decomposition hullDecomposition `json:"decomposition"`
-}
-
-// hullDecomposition writes a decomposition as a JSON object from reduced
-// formula to fraction, by decreasing fraction.
-type hullDecomposition []hull.Phase
-
-func (d hullDecomposition) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, p := range d {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(p.Composition.ReducedFormula())
-		b.Write(k)
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatFloat(p.Fraction, 'g', -1, 64))
-	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
-}
-
-// text writes the decomposition for the table, fractions to 6 decimals.
-func (d hullDecomposition) text() string {
-	parts := make([]string, len(d))
-	for i, p := range d {
-		parts[i] = fmt.Sprintf("%q: %s", p.Composition.ReducedFormula(),
-			strconv.FormatFloat(math.Round(p.Fraction*1e6)/1e6, 'f', -1, 64))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-func hullRows(entries []hull.CSVEntry, queries []hull.Query) ([]hullRow, error) {
-	var elements []crystal.Element
-	seen := map[crystal.Element]bool{}
-	addElements := func(c crystal.Composition) {
-		for _, el := range c.Elements() {
-			if !seen[el] {
-				seen[el] = true
-				elements = append(elements, el)
-			}
-		}
-	}
-	list := make([]hull.Entry, len(entries))
-	for i, e := range entries {
-		list[i] = e.Entry
-		addElements(e.Composition)
-	}
-	for _, q := range queries {
-		addElements(q.Composition)
-	}
-	d, err := hull.New(list, hull.WithElements(elements...))
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]hullRow, 0, len(entries)+len(queries))
-	for _, e := range entries {
-		r, err := d.Result(e.ID)
-		if err != nil {
-			return nil, err
-		}
-		stable := r.Stable
-		rows = append(rows, hullRow{
-			ID: e.ID, Formula: e.Formula, EAboveHull: r.EAboveHull, HullEnergy: r.HullEnergy,
-			Stable: &stable, Decomposition: r.Decomposition,
-		})
-	}
-	for i, q := range queries {
-		r, err := d.Query(q.Composition, q.EnergyPerAtom)
-		if err != nil {
-			return nil, fmt.Errorf("query-%d (%s): %w", i+1, q.Formula, err)
-		}
-		rows = append(rows, hullRow{
-			ID: fmt.Sprintf("query-%d", i+1), Formula: q.Formula, EAboveHull: r.EAboveHull,
-			HullEnergy: r.HullEnergy, Decomposition: r.Decomposition,
-		})
-	}
-	return rows, nil
-}
-
-func writeHullJSON(w io.Writer, rows []hullRow) error {
+func writeHullJSON(w io.Writer, rows []hull.Row) error {
 	enc := json.NewEncoder(w)
 	for _, r := range rows {
 		if err := enc.Encode(r); err != nil {
@@ -165,7 +74,7 @@ func writeHullJSON(w io.Writer, rows []hullRow) error {
 	return nil
 }
 
-func writeHullTable(w io.Writer, rows []hullRow) error {
+func writeHullTable(w io.Writer, rows []hull.Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\tformula\te_above_hull\thull_energy_per_atom\tstable\tdecomposition")
 	for _, r := range rows {
@@ -173,7 +82,7 @@ func writeHullTable(w io.Writer, rows []hullRow) error {
 		if r.Stable != nil {
 			stable = strconv.FormatBool(*r.Stable)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.6f\t%s\t%s\n", r.ID, r.Formula, r.EAboveHull, r.HullEnergy, stable, r.Decomposition.text())
+		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.6f\t%s\t%s\n", r.ID, r.Formula, r.EAboveHull, r.HullEnergy, stable, r.Decomposition)
 	}
 	return tw.Flush()
 }

@@ -17,9 +17,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
-	"github.com/crucible-sci/crucible/internal/service/proposer"
-	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -140,7 +137,7 @@ fewer collections for a larger peak heap.`,
 				// One campaign: its calls in flight are the client's.
 				llmCfg.Concurrency = max(llmCfg.Concurrency, spec.MaxInFlight)
 			}
-			llmClient, err := localLLM(spec, &llmCfg)
+			llmClient, err := local.LLMClient(spec, &llmCfg)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -168,36 +165,20 @@ fewer collections for a larger peak heap.`,
 					return err
 				}
 			}
-			tuneLocalGC()
+			local.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stderr := cmd.ErrOrStderr()
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
 			}
-			_, oracle, err := wire.Oracle(data, 0)
+			opts, err := local.WithData(local.Options{
+				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
+			}, data, baseline, llmClient)
 			if err != nil {
 				return err
-			}
-			db, err := wire.Reference(data)
-			if err != nil {
-				return err
-			}
-			opts := local.Options{
-				NATSURL: natsURL, RedisURL: redisURL, Oracle: oracle, Evaluators: evaluators, Log: log,
 			}
 			opts.Evaluator.Delay = delay
-			opts.Proposer = func(s *store.Store) proposer.Config {
-				po := wire.ProposerOptions{Baseline: baseline}
-				if llmClient != nil {
-					// The client (and its limits) is shared by the replicas.
-					gen, err := llm.NewGenerator(llmClient, s)
-					if err == nil {
-						po.LLM = gen
-					}
-				}
-				return wire.Proposer(db, s, po)
-			}
 			st, err := local.Start(ctx, opts)
 			if err != nil {
 				return err
@@ -205,11 +186,14 @@ fewer collections for a larger peak heap.`,
 			defer st.Close()
 			if !quiet {
 				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
-					spec.ID, spec.Task.Name, spec.Budget, generatorLabel(spec, baseline), evaluators)
+					spec.ID, spec.Task.Name, spec.Budget, local.GeneratorLabel(spec, baseline), evaluators)
 			}
-			progress := progressPrinter(stderr, quiet)
+			var progress func(local.Progress)
+			if !quiet {
+				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
+			}
 			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout,
-				Generator: generatorLabel(spec, baseline)})
+				Generator: local.GeneratorLabel(spec, baseline)})
 			if !quiet {
 				fmt.Fprintln(stderr)
 			}
@@ -244,56 +228,4 @@ fewer collections for a larger peak heap.`,
 	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")
 	llmCfg.BindFlags(f, false)
 	return cmd
-}
-
-// localLLM builds the LLM client of a local run with --generator llm: the
-// endpoint and limits from the --llm-* flags, the model and temperature
-// from the campaign (--model, --temperature), the key from
-// CRUCIBLE_LLM_API_KEY or CRUCIBLE_LLM_API_KEY_FILE. Other generators need
-// none.
-func localLLM(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
-	if spec.Generator.Kind != messages.GeneratorLLM {
-		return nil, nil
-	}
-	if spec.Generator.Model == "" {
-		return nil, errors.New("--generator llm needs --model NAME (and --llm-url URL for a server other than OpenAI)")
-	}
-	c := *cfg
-	c.Model, c.Temperature = spec.Generator.Model, spec.Generator.Temperature
-	key, err := llm.APIKeyFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	c.APIKey = key
-	return llm.NewClient(c)
-}
-
-func generatorLabel(spec *messages.CampaignSpec, baseline bool) string {
-	if baseline && spec.Generator.Kind == messages.GeneratorEvolve {
-		return "random-substitution baseline"
-	}
-	return spec.Generator.Kind
-}
-
-// progressPrinter redraws one line on a terminal and prints a line every
-// tenth of the budget otherwise.
-func progressPrinter(w io.Writer, quiet bool) func(local.Progress) {
-	if quiet {
-		return nil
-	}
-	tty := isTerminal(w)
-	lastDecile := -1
-	return func(p local.Progress) {
-		if tty {
-			fmt.Fprintf(w, "\r%s\033[K", local.ProgressLine(p, 30))
-			return
-		}
-		if p.Budget == 0 {
-			return
-		}
-		if d := 10 * p.Evaluated / p.Budget; d > lastDecile {
-			lastDecile = d
-			fmt.Fprintln(w, local.ProgressLine(p, 0))
-		}
-	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,21 +10,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
-	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/oracle"
-	"github.com/crucible-sci/crucible/pkg/task"
+	"github.com/crucible-sci/crucible/pkg/relax"
 )
 
 func init() { register(newPredictCmd) }
 
 func newPredictCmd() *cobra.Command {
 	var (
-		asJSON, withHull bool
-		dir              string
-		workers          int
+		asJSON, withHull, relaxFirst bool
+		dir                          string
+		workers                      int
 	)
 	cmd := &cobra.Command{
-		Use:   "predict [--json] [--hull] FILE...",
+		Use:   "predict [--json] [--hull] [--relax] FILE...",
 		Short: "Properties of crystal structures from the oracle: reference lookup, CGCNN, exact hull",
 		Long: `Evaluate each FILE (CIF, pymatgen Structure JSON or a candidate answer
 {formula, lattice, species, coords}) with Crucible's oracle, as the evaluator
@@ -77,6 +76,14 @@ source, uncertainty, tie_spread[, surrogate]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
+With --relax, each structure is first relaxed on the M3GNet potential as
+"crucible relax" does (fmax 0.05 eV/Å, at most 500 steps) and everything
+above is predicted on the relaxed structure; the line also gives the
+relaxation (with --json an object "relaxation" with converged, steps,
+energy_per_atom, and M3GNet's formation_energy_per_atom and e_above_hull,
+null when they cannot be computed). A structure that cannot be relaxed is
+reported as an unreadable one is, with the code relaxation_failed.
+
 Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
 data pull" fetches it). An unreadable file is reported (with --json as a line
 with valid false and the reason) and the others are processed; the exit
@@ -91,16 +98,22 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			lines, unreadable, err := predictFiles(cmd, o, args, withHull)
+			var calc *energy.Calculator
+			if relaxFirst {
+				if calc, err = energy.OpenWithReference(d, o.Reference()); err != nil {
+					return err
+				}
+			}
+			lines, relaxed, unreadable, err := predictFiles(cmd, o, calc, args, withHull)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			for _, l := range lines {
+			for i, l := range lines {
 				if asJSON {
-					err = writePredictionJSON(out, l, withHull)
+					err = writePredictionJSON(out, l, relaxed[i], withHull)
 				} else {
-					err = writePredictionText(out, cmd.ErrOrStderr(), l, withHull)
+					err = writePredictionText(out, cmd.ErrOrStderr(), l, relaxed[i], withHull)
 				}
 				if err != nil {
 					return err
@@ -114,129 +127,98 @@ status is then 1.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	cmd.Flags().BoolVar(&withHull, "hull", false, "also the energy above the convex hull and the decomposition")
+	cmd.Flags().BoolVar(&relaxFirst, "relax", false, "relax each structure on the M3GNet potential first and predict on the relaxed one")
 	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures evaluated in parallel (default: one per CPU)")
 	return cmd
 }
 
-// prediction is one file's outcome: a result, or why the file could not be
-// read.
-type prediction struct {
-	file   string
-	result oracle.Result
-	// readErr is set for a file without a structure; result then holds
-	// only the reason.
-	readErr error
-}
-
-// predictFiles reads every file and evaluates the structures in one batch.
-func predictFiles(cmd *cobra.Command, o *oracle.Oracle, files []string, withHull bool) ([]prediction, int, error) {
-	out := make([]prediction, len(files))
-	var reqs []oracle.Request
-	var which []int
-	unreadable := 0
-	for i, path := range files {
-		out[i].file = path
-		s, err := crystal.ReadFile(path)
-		if err != nil {
-			code := crystal.ReasonUnreadable
-			if errors.Is(err, crystal.ErrFormulaMismatch) {
-				code = crystal.ReasonFormulaMismatch
+// predictFiles reads every file, relaxes the structures when calc is not
+// nil, and evaluates them in one batch; relaxed holds the relaxations.
+func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator, paths []string, withHull bool) (files []oracle.FileResult, relaxed []*energy.Relaxed, failed int, err error) {
+	files = oracle.ReadFiles(paths)
+	relaxed = make([]*energy.Relaxed, len(files))
+	if calc != nil {
+		var sts []*crystal.Structure
+		var which []int
+		for i, f := range files {
+			if f.Err == nil {
+				sts, which = append(sts, f.Structure), append(which, i)
 			}
-			out[i].readErr = err
-			out[i].result.Reasons = []oracle.Reason{{Code: code, Detail: err.Error()}}
-			unreadable++
-			continue
 		}
-		reqs = append(reqs, oracle.Request{Structure: s, Hull: withHull})
-		which = append(which, i)
+		res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
+		for k, i := range which {
+			if errs[k] != nil {
+				files[i].SetErr("relaxation_failed", errs[k])
+				continue
+			}
+			relaxed[i], files[i].Structure = res[k], res[k].Structure
+		}
 	}
-	results, err := o.Evaluate(cmd.Context(), reqs)
-	if err != nil {
-		return nil, 0, err
-	}
-	for k, i := range which {
-		out[i].result = results[k]
-	}
-	return out, unreadable, nil
+	failed, err = o.EvaluateFiles(cmd.Context(), files, withHull)
+	return files, relaxed, failed, err
 }
 
-// predictionValue is a property on a line of --json output: uncertainty is
-// always present (0 for exact sources).
-type predictionValue struct {
-	Value       float64  `json:"value"`
-	Unit        string   `json:"unit"`
-	Source      string   `json:"source"`
-	Uncertainty float64  `json:"uncertainty"`
-	TieSpread   float64  `json:"tie_spread"`
-	Surrogate   *float64 `json:"surrogate,omitempty"`
+// relaxationLine is the relaxation on a line of predict --relax --json.
+type relaxationLine struct {
+	Converged     bool     `json:"converged"`
+	Steps         int      `json:"steps"`
+	EnergyPerAtom float64  `json:"energy_per_atom"`
+	EForm         *float64 `json:"formation_energy_per_atom"`
+	EHull         *float64 `json:"e_above_hull"`
 }
 
+func newRelaxationLine(r *energy.Relaxed) *relaxationLine {
+	if r == nil {
+		return nil
+	}
+	l := &relaxationLine{Converged: r.Converged, Steps: r.Steps, EnergyPerAtom: r.EnergyPerAtom}
+	if r.Formation != nil {
+		l.EForm = &r.Formation.EnergyPerAtom
+	}
+	if r.Stability != nil {
+		l.EHull = &r.Stability.EAboveHull
+	}
+	return l
+}
+
+// predictionLine is a line of --json output; predictionHullLine one with
+// --hull.
 type predictionLine struct {
-	File            string                     `json:"file"`
-	Formula         string                     `json:"formula"`
-	Class           *string                    `json:"class"`
-	Valid           bool                       `json:"valid"`
-	Predicted       bool                       `json:"predicted"`
-	Known           bool                       `json:"known"`
-	Novelty         *messages.Novelty          `json:"novelty"`
-	OxidationStates map[string]float64         `json:"oxidation_states,omitempty"`
-	Reasons         []oracle.Reason            `json:"reasons"`
-	Warnings        []oracle.Reason            `json:"warnings,omitempty"`
-	Properties      map[string]predictionValue `json:"properties"`
+	oracle.FileRecord
+	Relaxation *relaxationLine `json:"relaxation,omitempty"`
 }
 
 type predictionHullLine struct {
 	predictionLine
-	EAboveHull    *float64           `json:"e_above_hull"`
-	HullEnergy    *float64           `json:"hull_energy_per_atom"`
-	Decomposition map[string]float64 `json:"decomposition"`
+	oracle.StabilityRecord
 }
 
-func writePredictionJSON(w io.Writer, p prediction, withHull bool) error {
-	r := p.result
-	line := predictionLine{
-		File: p.file, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
-		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]predictionValue{},
-	}
-	if r.Class != "" {
-		class := string(r.Class)
-		line.Class = &class
-	}
-	if line.Reasons == nil {
-		line.Reasons = []oracle.Reason{}
-	}
-	for name, v := range r.Properties {
-		line.Properties[name] = predictionValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate}
-	}
-	var v any = line
+func writePredictionJSON(w io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
+	var v any = predictionLine{FileRecord: p.Record(), Relaxation: newRelaxationLine(relaxed)}
 	if withHull {
-		hl := predictionHullLine{predictionLine: line}
-		if st := r.Stability; st != nil {
-			hl.EAboveHull, hl.HullEnergy, hl.Decomposition = &st.EAboveHull, &st.HullEnergy, st.Decomposition
-		}
-		v = hl
+		v = predictionHullLine{predictionLine: v.(predictionLine), StabilityRecord: p.StabilityRecord()}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write %s: %w", p.file, err)
+		return fmt.Errorf("write %s: %w", p.File, err)
 	}
 	return nil
 }
 
 // writePredictionText writes one line per structure; an unreadable file
 // goes to errw.
-func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
-	r := p.result
-	if p.readErr != nil {
-		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.file, r.Reasons[0].Code, p.readErr)
+func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
+	r := p.Result
+	if p.Err != nil {
+		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.File, r.Reasons[0].Code, p.Err)
 		return err
 	}
-	parts := []string{p.file, r.Formula}
+	parts := []string{p.File, r.Formula}
 	switch {
 	case r.Novelty != nil:
-		parts = append(parts, noveltyText(r.Novelty))
+		parts = append(parts, r.Novelty.String())
 	case r.Known:
 		parts = append(parts, "known")
 	default:
@@ -250,7 +232,7 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 	} else {
 		parts = append(parts, "invalid: "+reasonsText(r.Reasons))
 	}
-	for _, name := range propertyOrder(r.Properties) {
+	for _, name := range r.PropertyNames() {
 		parts = append(parts, valueText(name, r.Properties[name]))
 	}
 	if withHull && r.Stability != nil {
@@ -258,22 +240,15 @@ func writePredictionText(w, errw io.Writer, p prediction, withHull bool) error {
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
 	}
+	if rl := newRelaxationLine(relaxed); rl != nil {
+		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
+			rl.Converged, rl.Steps, optText(rl.EForm, "eV/atom"), optText(rl.EHull, "eV/atom")))
+	}
 	if len(r.Warnings) > 0 {
 		parts = append(parts, "warning: "+reasonsText(r.Warnings))
 	}
 	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
 	return err
-}
-
-// propertyOrder lists the properties present in registry order.
-func propertyOrder(props map[string]oracle.Value) []string {
-	var out []string
-	for _, name := range task.PropertyNames() {
-		if _, ok := props[name]; ok {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // valueText writes "band_gap=4.694 eV (reference; cgcnn 4.786)",
@@ -321,19 +296,4 @@ func reasonsText(rs []oracle.Reason) string {
 		parts[i] = string(r.Code) + ": " + r.Detail
 	}
 	return strings.Join(parts, "; ")
-}
-
-// noveltyText writes the novelty class: "new", "new_polymorph of
-// prototype:rocksalt/LiF", "known_structure prototype:rocksalt/LiF",
-// "ordered_mixture of LiF+NaF".
-func noveltyText(n *messages.Novelty) string {
-	switch n.Class {
-	case messages.NoveltyKnownStructure:
-		return n.Class + " " + n.Match
-	case messages.NoveltyNewPolymorph:
-		return n.Class + " of " + strings.Join(n.Polymorphs, ",")
-	case messages.NoveltyOrderedMixture:
-		return n.Class + " of " + decompositionText(n.EndMembers)
-	}
-	return n.Class
 }

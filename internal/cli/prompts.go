@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -51,7 +47,7 @@ By default one line per exchange and the mean tokens per answered call;
 				return &exitError{code: 2, err: errors.New("give a campaign or --from DIR, not both")}
 			case from != "":
 				var err error
-				if prompts, err = readPrompts(from); err != nil {
+				if prompts, err = results.ReadPrompts(from); err != nil {
 					return err
 				}
 			case len(args) == 1:
@@ -68,14 +64,7 @@ By default one line per exchange and the mean tokens per answered call;
 				if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
 					return fmt.Errorf("no campaign %s", campaign)
 				}
-				err = cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, campaign), true, func(_ string, data []byte) (bool, error) {
-					var p messages.Prompt
-					if err := messages.Decode(data, &p); err == nil {
-						prompts = append(prompts, &p)
-					}
-					return false, nil
-				})
-				if err != nil {
+				if prompts, err = cl.Prompts(ctx, campaign); err != nil {
 					return err
 				}
 			default:
@@ -90,7 +79,7 @@ By default one line per exchange and the mean tokens per answered call;
 				}
 				prompts = kept
 			}
-			sortPrompts(prompts)
+			results.SortPrompts(prompts)
 			w := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(w)
@@ -111,46 +100,6 @@ By default one line per exchange and the mean tokens per answered call;
 	f.BoolVar(&full, "full", false, "print the messages and the answer of each exchange")
 	f.BoolVar(&asJSON, "json", false, "one record per line, as published")
 	return cmd
-}
-
-// readPrompts reads a prompts.jsonl file, or the one in a directory.
-func readPrompts(path string) ([]*messages.Prompt, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "prompts.jsonl")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []*messages.Prompt
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 4*messages.MaxPromptAnswer+(1<<20))
-	for line := 1; sc.Scan(); line++ {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var p messages.Prompt
-		if err := messages.Decode(sc.Bytes(), &p); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, &p)
-	}
-	return out, sc.Err()
-}
-
-// sortPrompts orders records by generation, attempt and index.
-func sortPrompts(ps []*messages.Prompt) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		a, b := ps[i], ps[j]
-		if a.Generation != b.Generation {
-			return a.Generation < b.Generation
-		}
-		if a.Attempt != b.Attempt {
-			return a.Attempt < b.Attempt
-		}
-		return a.Index < b.Index
-	})
 }
 
 func printPrompts(w io.Writer, ps []*messages.Prompt, full bool) error {

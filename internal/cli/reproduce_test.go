@@ -144,7 +144,7 @@ func recordedNumbers(ev *messages.Evaluation) map[string]float64 {
 // predictedNumbers flattens a `crucible predict --json --hull` line the
 // same way.
 func predictedNumbers(line map[string]json.RawMessage) (map[string]float64, error) {
-	var props map[string]predictionValue
+	var props map[string]oracle.RecordValue
 	var ehull *float64
 	var dec map[string]float64
 	var nov *messages.Novelty

@@ -199,26 +199,11 @@ func writeTaskText(w io.Writer, t task.Task, issues []string, detailed bool) err
 	for _, n := range t.Notes {
 		fmt.Fprintln(w, "  note: "+n)
 	}
-	fmt.Fprintln(w, "  "+supportText(t))
+	fmt.Fprintln(w, "  "+t.SupportText())
 	for _, is := range issues {
 		fmt.Fprintln(w, "  warning: "+is)
 	}
 	return nil
-}
-
-// supportText says in words whether Crucible can evaluate the task.
-func supportText(t task.Task) string {
-	var parts []string
-	if u := t.Unsupported(); len(u) > 0 {
-		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible; no candidate can be feasible)", strings.Join(u, ", ")))
-	}
-	if r := t.ReferenceOnly(); len(r) > 0 {
-		parts = append(parts, fmt.Sprintf("reference only: %s (known for compounds in the reference table, none for novel ones)", strings.Join(r, ", ")))
-	}
-	if len(parts) == 0 {
-		return "support: every property from surrogates, the structure or the hull"
-	}
-	return "support: " + strings.Join(parts, "; ")
 }
 
 func writeJSONLine(w io.Writer, v any) error {

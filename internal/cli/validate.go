@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -96,9 +93,9 @@ formula is invalid or unparsable.`,
 				}
 				formulas := args
 				if formulasFile != "" {
-					more, err := readFormulaList(formulasFile)
+					more, err := crystal.ReadFormulaList(formulasFile)
 					if err != nil {
-						return err
+						return fmt.Errorf("--formulas: %w", err)
 					}
 					formulas = append(formulas, more...)
 				}
@@ -122,10 +119,10 @@ formula is invalid or unparsable.`,
 				return fmt.Errorf("--states %q: want common, icsd or all", states)
 			}
 			opt.Oxidation.MixedValence = mixedValence
-			results := make([]validateResult, len(args))
+			results := make([]crystal.FileValidation, len(args))
 			bad := 0
 			for i, path := range args {
-				results[i] = validateFile(path, opt)
+				results[i] = crystal.ValidateFile(path, opt)
 				if !results[i].Valid {
 					bad++
 				}
@@ -155,65 +152,7 @@ formula is invalid or unparsable.`,
 	return cmd
 }
 
-// validateResult is one file's line of output. Pointers are null for an
-// unreadable file (and min_distance when it cannot be measured).
-type validateResult struct {
-	File            string             `json:"file"`
-	Formula         *string            `json:"formula"`
-	ReducedFormula  *string            `json:"reduced_formula"`
-	NumAtoms        *int               `json:"natoms"`
-	Density         *float64           `json:"density"`
-	Volume          *float64           `json:"volume"`
-	MinDistance     *float64           `json:"min_distance"`
-	ChemicalSystem  *string            `json:"chemsys"`
-	Class           *string            `json:"class"`
-	ChargeNeutral   *bool              `json:"charge_neutral"`
-	OxidationStates map[string]float64 `json:"oxidation_states"`
-	Valid           bool               `json:"valid"`
-	Reasons         []string           `json:"reasons"`
-
-	report *crystal.ValidityReport
-}
-
-// validateFile reads and validates one file. A candidate whose formula
-// disagrees with its species is reported as formula_mismatch, any other
-// read error as unreadable.
-func validateFile(path string, opt crystal.ValidityOptions) validateResult {
-	res := validateResult{File: path, Reasons: []string{}}
-	s, err := crystal.ReadFile(path)
-	if err != nil {
-		code := crystal.ReasonUnreadable
-		if errors.Is(err, crystal.ErrFormulaMismatch) {
-			code = crystal.ReasonFormulaMismatch
-		}
-		res.Reasons = append(res.Reasons, string(code)+": "+err.Error())
-		return res
-	}
-	r, err := crystal.Validate(s, opt)
-	if err != nil {
-		res.Reasons = append(res.Reasons, string(crystal.ReasonUnreadable)+": "+err.Error())
-		return res
-	}
-	res.report = r
-	res.Formula, res.ReducedFormula, res.ChemicalSystem = &r.Formula, &r.ReducedFormula, &r.ChemicalSystem
-	res.NumAtoms, res.Density, res.Volume = &r.NumAtoms, &r.Density, &r.Volume
-	if !math.IsNaN(r.MinDistance) {
-		res.MinDistance = &r.MinDistance
-	}
-	if v := r.Chemistry; v != nil {
-		class, neutral := string(v.Class), len(v.Assignments) > 0
-		res.Class, res.ChargeNeutral = &class, &neutral
-	}
-	if r.Oxidation != nil {
-		res.ChargeNeutral = &r.Oxidation.Neutral
-	}
-	res.OxidationStates = r.OxidationStates()
-	res.Valid = r.Valid()
-	res.Reasons = append(res.Reasons, r.Reasons()...)
-	return res
-}
-
-func writeValidateJSON(w io.Writer, results []validateResult) error {
+func writeValidateJSON(w io.Writer, results []crystal.FileValidation) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, r := range results {
@@ -224,14 +163,14 @@ func writeValidateJSON(w io.Writer, results []validateResult) error {
 	return nil
 }
 
-func writeValidateText(w io.Writer, results []validateResult) error {
+func writeValidateText(w io.Writer, results []crystal.FileValidation) error {
 	for i, r := range results {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, r.File)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		if rep := r.report; rep != nil {
+		if rep := r.Report; rep != nil {
 			fmt.Fprintf(tw, "  formula\t%s\n", rep.Formula)
 			fmt.Fprintf(tw, "  reduced formula\t%s\n", rep.ReducedFormula)
 			fmt.Fprintf(tw, "  atoms\t%d\n", rep.NumAtoms)
@@ -246,9 +185,9 @@ func writeValidateText(w io.Writer, results []validateResult) error {
 			fmt.Fprintf(tw, "  chemical system\t%s\n", rep.ChemicalSystem)
 			if v := rep.Chemistry; v != nil {
 				fmt.Fprintf(tw, "  class\t%s\n", v.Class)
-				fmt.Fprintf(tw, "  charge neutral\t%s\n", verdictNeutralText(v))
+				fmt.Fprintf(tw, "  charge neutral\t%s\n", v.NeutralText())
 			} else {
-				fmt.Fprintf(tw, "  charge neutral\t%s\n", chargeNeutralText(rep.Oxidation))
+				fmt.Fprintf(tw, "  charge neutral\t%s\n", rep.Oxidation.NeutralText())
 			}
 		}
 		fmt.Fprintf(tw, "  valid\t%s\n", yesNo(r.Valid))
@@ -262,114 +201,12 @@ func writeValidateText(w io.Writer, results []validateResult) error {
 	return nil
 }
 
-func chargeNeutralText(ox *crystal.OxidationAnalysis) string {
-	switch {
-	case ox == nil:
-		return "not checked"
-	case ox.Alloy:
-		return "yes (only metals: an intermetallic, all oxidation states 0)"
-	case ox.Elemental:
-		return "yes (one element, oxidation state 0)"
-	case ox.Neutral:
-		best, _ := ox.Best()
-		more := ""
-		if n := len(ox.Assignments); n > 1 {
-			more = fmt.Sprintf("; %d assignments found", n)
-		}
-		return "yes (" + best.String() + more + ")"
-	}
-	return "no (" + strings.TrimSpace(string(ox.Reason)) + ")"
-}
-
-// verdictNeutralText says whether the verdict balanced the charges, and
-// how: "yes (Na+ Cl-)", "not applicable (metal_rich: …)", "no (…)".
-func verdictNeutralText(v *crystal.ChemistryVerdict) string {
-	if best, ok := v.Best(); ok {
-		more := ""
-		if n := len(v.Assignments); n > 1 {
-			more = fmt.Sprintf("; %d assignments found", n)
-		}
-		return "yes (" + best.String() + more + ")"
-	}
-	switch {
-	case !v.Valid:
-		return "no (" + string(v.Code) + ")"
-	case v.Class == crystal.ClassIntermetallic:
-		return "yes (only metals: all oxidation states 0)"
-	}
-	return "no ionic assignment; " + v.Detail
-}
-
-// formulaResult is one formula's verdict, a line of --formula output.
-type formulaResult struct {
-	Formula         string               `json:"formula"`
-	Valid           bool                 `json:"valid"`
-	Class           crystal.BondingClass `json:"class,omitempty"`
-	OxidationStates map[string]float64   `json:"oxidation_states,omitempty"`
-	Reasons         []formulaReason      `json:"reasons"`
-	Detail          string               `json:"detail,omitempty"`
-
-	assignment string // best assignment, "Fe2+:1 Fe3+:2 O2-:4"
-}
-
-type formulaReason struct {
-	Code   crystal.ReasonCode `json:"code"`
-	Detail string             `json:"detail"`
-}
-
-// judgeFormula parses and judges one formula; an unparsable one is
-// invalid with the reason unreadable.
-func judgeFormula(formula string) formulaResult {
-	res := formulaResult{Formula: formula, Reasons: []formulaReason{}}
-	c, err := crystal.ParseFormula(formula)
-	var v *crystal.ChemistryVerdict
-	if err == nil {
-		v, err = crystal.JudgeComposition(c, crystal.ChemistryOptions{})
-	}
-	if err != nil {
-		res.Reasons = append(res.Reasons, formulaReason{Code: crystal.ReasonUnreadable, Detail: err.Error()})
-		return res
-	}
-	res.Valid, res.Class, res.Detail = v.Valid, v.Class, v.Detail
-	res.OxidationStates = v.OxidationStates()
-	if best, ok := v.Best(); ok {
-		res.assignment = best.String()
-	}
-	if !v.Valid {
-		res.Reasons = append(res.Reasons, formulaReason{Code: v.Code, Detail: v.Detail})
-	}
-	return res
-}
-
-// readFormulaList reads one formula per line, skipping blank lines and
-// lines starting with #.
-func readFormulaList(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--formulas: %w", err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, line)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--formulas %s: %w", path, err)
-	}
-	return out, nil
-}
-
 // runValidateFormulas judges every formula and writes one line each.
 func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
 	bad := 0
-	results := make([]formulaResult, len(formulas))
+	results := make([]crystal.FormulaVerdict, len(formulas))
 	for i, f := range formulas {
-		results[i] = judgeFormula(f)
+		results[i] = crystal.JudgeFormula(f)
 		if !results[i].Valid {
 			bad++
 		}
@@ -387,7 +224,7 @@ func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
 		for _, r := range results {
-			what := r.assignment
+			what := r.Assignment
 			switch {
 			case len(r.Reasons) > 0:
 				what = string(r.Reasons[0].Code) + ": " + r.Reasons[0].Detail

@@ -107,6 +107,21 @@ func ParseFormat(name string) (Format, error) {
 	return FormatUnknown, fmt.Errorf("%w: %q (want cif, poscar, json or xyz)", ErrUnknownFormat, name)
 }
 
+// ParseWriteFormat reads the name of a format WriteStructure writes (one
+// of WriteFormats; ParseFormat's names).
+func ParseWriteFormat(name string) (Format, error) {
+	f, err := ParseFormat(name)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range WriteFormats {
+		if f == w {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %s is read, not written (write cif, poscar, json or xyz)", ErrUnknownFormat, name)
+}
+
 // FormatOfFileName recognises a format from a file name: the extension
 // (.cif; .vasp or .poscar; .xyz or .extxyz; .json, pymatgen or candidate as
 // the content says) or a VASP name (POSCAR…, CONTCAR…, in any case). Other

@@ -1,8 +1,10 @@
 package messages
 
 import (
+	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -200,4 +202,29 @@ type Novelty struct {
 // new polymorph of a known one.
 func (n *Novelty) Novel() bool {
 	return n != nil && (n.Class == NoveltyNew || n.Class == NoveltyNewPolymorph)
+}
+
+// String writes the class and what it names: "new", "new_polymorph of
+// prototype:rocksalt/LiF", "known_structure prototype:rocksalt/LiF",
+// "ordered_mixture of LiF + NaF" (end members by fraction, then name).
+func (n *Novelty) String() string {
+	switch n.Class {
+	case NoveltyKnownStructure:
+		return n.Class + " " + n.Match
+	case NoveltyNewPolymorph:
+		return n.Class + " of " + strings.Join(n.Polymorphs, ", ")
+	case NoveltyOrderedMixture:
+		names := make([]string, 0, len(n.EndMembers))
+		for f := range n.EndMembers {
+			names = append(names, f)
+		}
+		slices.SortFunc(names, func(a, b string) int {
+			if c := cmp.Compare(n.EndMembers[b], n.EndMembers[a]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		return n.Class + " of " + strings.Join(names, " + ")
+	}
+	return n.Class
 }

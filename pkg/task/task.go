@@ -396,6 +396,23 @@ func (t Task) Support() Support {
 	return weakest
 }
 
+// SupportText says in words whether Crucible can evaluate the task: which
+// constrained properties nothing provides, and which only the reference
+// tables do.
+func (t Task) SupportText() string {
+	var parts []string
+	if u := t.Unsupported(); len(u) > 0 {
+		parts = append(parts, fmt.Sprintf("unsupported: %s (no oracle in Crucible; no candidate can be feasible)", strings.Join(u, ", ")))
+	}
+	if r := t.ReferenceOnly(); len(r) > 0 {
+		parts = append(parts, fmt.Sprintf("reference only: %s (known for compounds in the reference table, none for novel ones)", strings.Join(r, ", ")))
+	}
+	if len(parts) == 0 {
+		return "support: every property from surrogates, the structure or the hull"
+	}
+	return "support: " + strings.Join(parts, "; ")
+}
+
 // Clone returns a deep copy of t.
 func (t Task) Clone() Task {
 	c := t

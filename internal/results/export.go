@@ -1,0 +1,139 @@
+// Package results writes and reads a campaign's results as files: the
+// CSV table and the structure files "crucible results" exports, and the
+// prompts.jsonl audit trail of a local run.
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// WriteCSV writes one row per evaluation: id, formula, generation, island,
+// operator, the flags, score, e_above_hull, reasons, then one column per
+// property any evaluation has, in name order (empty where it has none).
+func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
+	props := map[string]bool{}
+	for _, ev := range evs {
+		for name := range ev.Properties {
+			props[name] = true
+		}
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	cw := csv.NewWriter(w)
+	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "reasons"}
+	if err := cw.Write(append(header, names...)); err != nil {
+		return err
+	}
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+	for _, ev := range evs {
+		ehull := ""
+		if ev.EAboveHull != nil {
+			ehull = f(*ev.EAboveHull)
+		}
+		var reasons []string
+		for _, r := range ev.Reasons {
+			reasons = append(reasons, r.Code+": "+r.Detail)
+		}
+		row := []string{ev.ID, ev.Candidate.Formula, strconv.Itoa(ev.Candidate.Generation), strconv.Itoa(ev.Candidate.Island),
+			ev.Candidate.Operator, strconv.FormatBool(ev.Valid), strconv.FormatBool(ev.Feasible), strconv.FormatBool(ev.Stable),
+			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, strings.Join(reasons, "; ")}
+		for _, n := range names {
+			if p, ok := ev.Properties[n]; ok {
+				row = append(row, f(p.Value))
+			} else {
+				row = append(row, "")
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// structureJSON is one element of the JSON array WriteStructures writes
+// to a stream: the candidate, its reduced formula and its pymatgen
+// Structure dict.
+type structureJSON struct {
+	ID        string          `json:"id"`
+	Formula   string          `json:"formula"`
+	Structure json.RawMessage `json:"structure"`
+}
+
+// WriteStructures writes the structures of evs in format f. With a
+// directory, one file per structure named by the candidate id and the
+// format's extension (ID.cif, ID.vasp, ID.json, ID.xyz), labelled
+// "candidate ID" where the format has room (see crystal.WriteStructure).
+// Without, to w: CIF data blocks one after another, each after a
+// "# candidate ID" line; XYZ frames one after another (a trajectory ASE
+// reads), each with title="candidate ID"; or a JSON array of {id, formula,
+// structure} objects, structure being a pymatgen Structure dict. Nothing is
+// written for a structure that cannot be built, and the error names it.
+func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.Evaluation) error {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	var elems [][]byte // with --format json to w
+	for _, ev := range evs {
+		s, err := ev.Candidate.Structure.Crystal()
+		if err != nil {
+			return fmt.Errorf("%s: %w", ev.ID, err)
+		}
+		if dir == "" && f == crystal.FormatPymatgenJSON {
+			js, err := crystal.MarshalPymatgenJSON(s)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ev.ID, err)
+			}
+			elem, err := json.Marshal(structureJSON{ID: ev.ID, Formula: s.Composition().ReducedFormula(), Structure: js})
+			if err != nil {
+				return fmt.Errorf("%s: %w", ev.ID, err)
+			}
+			elems = append(elems, elem)
+			continue
+		}
+		var buf bytes.Buffer
+		if err := crystal.WriteStructure(&buf, s, f, "candidate "+ev.ID); err != nil {
+			return fmt.Errorf("%s: %w", ev.ID, err)
+		}
+		if dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, ev.ID+f.Extension()), buf.Bytes(), 0o644); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	if dir == "" && f == crystal.FormatPymatgenJSON {
+		// One element per line, so the array reads and greps well.
+		out := []byte("[")
+		for i, e := range elems {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(append(out, '\n'), e...)
+		}
+		_, err := w.Write(append(out, "\n]\n"...))
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package crystal
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+// FileValidation is the validation of one structure file, as "crucible
+// validate" reports it. Pointers are null for an unreadable file (and
+// MinDistance when it cannot be measured).
+type FileValidation struct {
+	File            string             `json:"file"`
+	Formula         *string            `json:"formula"`
+	ReducedFormula  *string            `json:"reduced_formula"`
+	NumAtoms        *int               `json:"natoms"`
+	Density         *float64           `json:"density"`
+	Volume          *float64           `json:"volume"`
+	MinDistance     *float64           `json:"min_distance"`
+	ChemicalSystem  *string            `json:"chemsys"`
+	Class           *string            `json:"class"`
+	ChargeNeutral   *bool              `json:"charge_neutral"`
+	OxidationStates map[string]float64 `json:"oxidation_states"`
+	Valid           bool               `json:"valid"`
+	Reasons         []string           `json:"reasons"`
+
+	// Report is the full report; nil for an unreadable file.
+	Report *ValidityReport `json:"-"`
+}
+
+// ValidateFile reads and validates one file. A candidate whose formula
+// disagrees with its species is reported as formula_mismatch, any other
+// read error as unreadable: a bad file is a result, not an error.
+func ValidateFile(path string, opt ValidityOptions) FileValidation {
+	res := FileValidation{File: path, Reasons: []string{}}
+	s, err := ReadFile(path)
+	if err != nil {
+		code := ReasonUnreadable
+		if errors.Is(err, ErrFormulaMismatch) {
+			code = ReasonFormulaMismatch
+		}
+		res.Reasons = append(res.Reasons, string(code)+": "+err.Error())
+		return res
+	}
+	r, err := Validate(s, opt)
+	if err != nil {
+		res.Reasons = append(res.Reasons, string(ReasonUnreadable)+": "+err.Error())
+		return res
+	}
+	res.Report = r
+	res.Formula, res.ReducedFormula, res.ChemicalSystem = &r.Formula, &r.ReducedFormula, &r.ChemicalSystem
+	res.NumAtoms, res.Density, res.Volume = &r.NumAtoms, &r.Density, &r.Volume
+	if !math.IsNaN(r.MinDistance) {
+		res.MinDistance = &r.MinDistance
+	}
+	if v := r.Chemistry; v != nil {
+		class, neutral := string(v.Class), len(v.Assignments) > 0
+		res.Class, res.ChargeNeutral = &class, &neutral
+	}
+	if r.Oxidation != nil {
+		res.ChargeNeutral = &r.Oxidation.Neutral
+	}
+	res.OxidationStates = r.OxidationStates()
+	res.Valid = r.Valid()
+	res.Reasons = append(res.Reasons, r.Reasons()...)
+	return res
+}
+
+// FormulaVerdict is the chemistry verdict on one formula, as "crucible
+// validate --formula" reports it.
+type FormulaVerdict struct {
+	Formula         string             `json:"formula"`
+	Valid           bool               `json:"valid"`
+	Class           BondingClass       `json:"class,omitempty"`
+	OxidationStates map[string]float64 `json:"oxidation_states,omitempty"`
+	Reasons         []CodedReason      `json:"reasons"`
+	Detail          string             `json:"detail,omitempty"`
+
+	// Assignment is the best assignment of oxidation states,
+	// "Fe2+:1 Fe3+:2 O2-:4", when one was found.
+	Assignment string `json:"-"`
+}
+
+// CodedReason is a reason with its stable code apart.
+type CodedReason struct {
+	Code   ReasonCode `json:"code"`
+	Detail string     `json:"detail"`
+}
+
+// JudgeFormula parses and judges one formula; an unparsable one is invalid
+// with the reason unreadable.
+func JudgeFormula(formula string) FormulaVerdict {
+	res := FormulaVerdict{Formula: formula, Reasons: []CodedReason{}}
+	c, err := ParseFormula(formula)
+	var v *ChemistryVerdict
+	if err == nil {
+		v, err = JudgeComposition(c, ChemistryOptions{})
+	}
+	if err != nil {
+		res.Reasons = append(res.Reasons, CodedReason{Code: ReasonUnreadable, Detail: err.Error()})
+		return res
+	}
+	res.Valid, res.Class, res.Detail = v.Valid, v.Class, v.Detail
+	res.OxidationStates = v.OxidationStates()
+	if best, ok := v.Best(); ok {
+		res.Assignment = best.String()
+	}
+	if !v.Valid {
+		res.Reasons = append(res.Reasons, CodedReason{Code: v.Code, Detail: v.Detail})
+	}
+	return res
+}
+
+// ReadFormulaList reads one formula per line, skipping blank lines and
+// lines starting with #.
+func ReadFormulaList(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// NeutralText says in words whether an assignment balanced the charges:
+// "yes (Na+ Cl-)", "yes (only metals: …)", "no (…)", "not checked".
+func (a *OxidationAnalysis) NeutralText() string {
+	switch {
+	case a == nil:
+		return "not checked"
+	case a.Alloy:
+		return "yes (only metals: an intermetallic, all oxidation states 0)"
+	case a.Elemental:
+		return "yes (one element, oxidation state 0)"
+	case a.Neutral:
+		best, _ := a.Best()
+		return "yes (" + best.String() + moreAssignments(len(a.Assignments)) + ")"
+	}
+	return "no (" + strings.TrimSpace(string(a.Reason)) + ")"
+}
+
+// NeutralText says whether the verdict balanced the charges, and how:
+// "yes (Na+ Cl-)", "no (charge_neutrality)", "no ionic assignment; …".
+func (v *ChemistryVerdict) NeutralText() string {
+	if best, ok := v.Best(); ok {
+		return "yes (" + best.String() + moreAssignments(len(v.Assignments)) + ")"
+	}
+	switch {
+	case !v.Valid:
+		return "no (" + string(v.Code) + ")"
+	case v.Class == ClassIntermetallic:
+		return "yes (only metals: all oxidation states 0)"
+	}
+	return "no ionic assignment; " + v.Detail
+}
+
+func moreAssignments(n int) string {
+	if n > 1 {
+		return fmt.Sprintf("; %d assignments found", n)
+	}
+	return ""
+}

@@ -1,0 +1,152 @@
+package oracle
+
+import (
+	"context"
+	"errors"
+
+	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
+)
+
+// FileResult is the oracle's verdict on one structure file, or why the
+// file could not be read or evaluated.
+type FileResult struct {
+	File string
+	// Structure is the structure evaluated; nil when Err is set.
+	Structure *crystal.Structure
+	Result    Result
+	// Err is set for a file without a structure to evaluate; Result then
+	// holds only the reason (SetErr).
+	Err error
+}
+
+// SetErr records why the file has no structure to evaluate: Err, and the
+// reason with its code in Result.
+func (f *FileResult) SetErr(code crystal.ReasonCode, err error) {
+	f.Structure, f.Err = nil, err
+	f.Result.Reasons = []Reason{{Code: code, Detail: err.Error()}}
+}
+
+// ReadFiles reads every file. One that cannot be read is a result with Err
+// set (unreadable, or formula_mismatch for a candidate whose formula
+// disagrees with its species), not an error.
+func ReadFiles(files []string) []FileResult {
+	out := make([]FileResult, len(files))
+	for i, path := range files {
+		out[i].File = path
+		s, err := crystal.ReadFile(path)
+		if err != nil {
+			code := crystal.ReasonUnreadable
+			if errors.Is(err, crystal.ErrFormulaMismatch) {
+				code = crystal.ReasonFormulaMismatch
+			}
+			out[i].SetErr(code, err)
+			continue
+		}
+		out[i].Structure = s
+	}
+	return out
+}
+
+// EvaluateFiles evaluates the structures of the files without Err in one
+// batch (Evaluate), with their stability when withHull is set, and returns
+// how many files have Err.
+func (o *Oracle) EvaluateFiles(ctx context.Context, files []FileResult, withHull bool) (failed int, err error) {
+	var reqs []Request
+	var which []int
+	for i, f := range files {
+		if f.Err != nil {
+			failed++
+			continue
+		}
+		reqs = append(reqs, Request{Structure: f.Structure, Hull: withHull})
+		which = append(which, i)
+	}
+	results, err := o.Evaluate(ctx, reqs)
+	if err != nil {
+		return 0, err
+	}
+	for k, i := range which {
+		files[i].Result = results[k]
+	}
+	return failed, nil
+}
+
+// FileRecord is a FileResult as "crucible predict --json" writes it: every
+// key present, reasons an empty list rather than null.
+type FileRecord struct {
+	File            string                 `json:"file"`
+	Formula         string                 `json:"formula"`
+	Class           *string                `json:"class"`
+	Valid           bool                   `json:"valid"`
+	Predicted       bool                   `json:"predicted"`
+	Known           bool                   `json:"known"`
+	Novelty         *messages.Novelty      `json:"novelty"`
+	OxidationStates map[string]float64     `json:"oxidation_states,omitempty"`
+	Reasons         []Reason               `json:"reasons"`
+	Warnings        []Reason               `json:"warnings,omitempty"`
+	Properties      map[string]RecordValue `json:"properties"`
+}
+
+// RecordValue is a property of a FileRecord: uncertainty is always present
+// (0 for exact sources).
+type RecordValue struct {
+	Value       float64 `json:"value"`
+	Unit        string  `json:"unit"`
+	Source      string  `json:"source"`
+	Uncertainty float64 `json:"uncertainty"`
+	// TieSpread is the value's tie spread (Value.TieSpread), always
+	// present (0 without ties of different elements at CGCNN's cut).
+	TieSpread float64  `json:"tie_spread"`
+	Surrogate *float64 `json:"surrogate,omitempty"`
+}
+
+// StabilityRecord is the stability of a FileResult as "crucible predict
+// --hull --json" writes it: null values when it could not be computed.
+type StabilityRecord struct {
+	EAboveHull    *float64           `json:"e_above_hull"`
+	HullEnergy    *float64           `json:"hull_energy_per_atom"`
+	Decomposition map[string]float64 `json:"decomposition"`
+}
+
+// Record is the result as a FileRecord.
+func (f FileResult) Record() FileRecord {
+	r := f.Result
+	rec := FileRecord{
+		File: f.File, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
+		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]RecordValue{},
+	}
+	if r.Class != "" {
+		class := string(r.Class)
+		rec.Class = &class
+	}
+	if rec.Reasons == nil {
+		rec.Reasons = []Reason{}
+	}
+	for name, v := range r.Properties {
+		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate}
+	}
+	return rec
+}
+
+// StabilityRecord is the result's stability as a StabilityRecord.
+func (f FileResult) StabilityRecord() StabilityRecord {
+	var rec StabilityRecord
+	if st := f.Result.Stability; st != nil {
+		rec.EAboveHull, rec.HullEnergy, rec.Decomposition = &st.EAboveHull, &st.HullEnergy, st.Decomposition
+	}
+	return rec
+}
+
+// PropertyNames lists the properties of the result in the task registry's
+// order.
+func (r Result) PropertyNames() []string {
+	var out []string
+	for _, name := range task.PropertyNames() {
+		if _, ok := r.Properties[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
