@@ -146,16 +146,6 @@ func (s *Store) AdvanceEpisode(ctx context.Context, campaign string, e int) (boo
 	return n == 1, nil
 }
 
-// RecordDiscovery counts an accepted discovery once: the campaign's
-// discoveries are the set of their candidate ids, which a repeat does not
-// change.
-func (s *Store) RecordDiscovery(ctx context.Context, campaign, id string) error {
-	if err := s.rdb.SAdd(ctx, s.discoveriesKey(campaign), id).Err(); err != nil {
-		return fmt.Errorf("store: record discovery %s of %s: %w", id, campaign, err)
-	}
-	return nil
-}
-
 // SetEpisodeStats stores the statistics the reflector computed for an
 // episode (the first value stays).
 func (s *Store) SetEpisodeStats(ctx context.Context, campaign string, episode int, stats []byte) error {

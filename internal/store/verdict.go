@@ -62,9 +62,10 @@ return 1
 `)
 
 // RecordVerdict counts a judged candidate once under its decision and
-// class (JudgedClass); an accepted one is a discovery (RecordDiscovery),
-// and find, when set, joins the campaign's finds: the reference phases of
-// its later candidates' hulls, which grow only from accepted candidates.
+// class (JudgedClass); an accepted one is a discovery (the campaign's
+// discoveries set, whose size its state reports), and find, when set,
+// joins the campaign's finds: the reference phases of its later
+// candidates' hulls, which grow only from accepted candidates.
 func (s *Store) RecordVerdict(ctx context.Context, campaign, id string, accepted bool, class string, find *Find) error {
 	var doc string
 	if find != nil {
