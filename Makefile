@@ -57,6 +57,7 @@ demo: build data
 bench: build
 	$(BIN)/crucible bench hull
 	$(BIN)/crucible bench predict
+	$(BIN)/crucible bench m3gnet
 	$(BIN)/crucible bench pipeline
 	$(BIN)/crucible bench pipeline --workers 1 --replicas 1
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/crystal ./pkg/hull ./pkg/cgcnn ./pkg/evolve ./pkg/task

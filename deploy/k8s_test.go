@@ -528,63 +528,92 @@ func checkSecrets(t *testing.T, r *rendered) {
 	}
 }
 
-// checkAutoscaling: exactly one autoscaler owns the evaluators — the CPU
-// HPA, or KEDA on the lag of the evaluator consumer of CANDIDATES.
+// checkAutoscaling: exactly one autoscaler owns each evaluator role — the
+// CPU HPA, or KEDA on the lag of the role's own consumer: evaluator on
+// CANDIDATES for the screen, evaluator-relax on RELAX for the relax role.
 func checkAutoscaling(t *testing.T, r *rendered, ov overlay) {
 	t.Helper()
-	ev := r.deployment("evaluator")
+	for _, role := range []struct{ name, stream, consumer, flag string }{
+		{"evaluator", messages.StreamCandidates, messages.ConsumerEvaluator, "screen"},
+		{"evaluator-relax", messages.StreamRelax, messages.ConsumerRelax, "relax"},
+	} {
+		checkRoleAutoscaling(t, r, ov, role.name, role.stream, role.consumer)
+		if d := r.deployment(role.name); d != nil && len(d.Spec.Template.Spec.Containers) > 0 {
+			var got string
+			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+				if e.Name == "CRUCIBLE_EVALUATOR_ROLE" {
+					got = e.Value
+				}
+			}
+			if got != role.flag {
+				t.Errorf("Deployment %s: CRUCIBLE_EVALUATOR_ROLE %q, want %q", role.name, got, role.flag)
+			}
+		}
+	}
+}
+
+func checkRoleAutoscaling(t *testing.T, r *rendered, ov overlay, name, stream, consumer string) {
+	t.Helper()
+	ev := r.deployment(name)
 	if ev == nil {
+		t.Errorf("no Deployment %s", name)
 		return
 	}
 	if ev.Spec.Replicas != nil {
-		t.Errorf("Deployment evaluator sets replicas: every apply would fight its autoscaler")
+		t.Errorf("Deployment %s sets replicas: every apply would fight its autoscaler", name)
 	}
 	var hpas []*autoscalingv2.HorizontalPodAutoscaler
 	for _, h := range r.HPAs {
-		if h.Spec.ScaleTargetRef.Kind == "Deployment" && h.Spec.ScaleTargetRef.Name == "evaluator" {
+		if h.Spec.ScaleTargetRef.Kind == "Deployment" && h.Spec.ScaleTargetRef.Name == name {
 			hpas = append(hpas, h)
 		}
 	}
 	var sos []*ScaledObject
 	for _, s := range r.ScaledObjects {
-		if s.Spec.ScaleTargetRef.Name == "evaluator" {
+		if s.Spec.ScaleTargetRef.Name == name {
 			sos = append(sos, s)
 		}
 	}
 	if ov.keda {
 		if len(sos) != 1 || len(hpas) != 0 {
-			t.Fatalf("want one ScaledObject and no HPA for the evaluators, got %d and %d", len(sos), len(hpas))
+			t.Fatalf("want one ScaledObject and no HPA for %s, got %d and %d", name, len(sos), len(hpas))
 		}
 		so := sos[0]
+		if so.Name != name {
+			t.Errorf("ScaledObject %s scales %s", so.Name, name)
+		}
 		if so.Spec.ScaleTargetRef.Kind != "Deployment" || so.Spec.MinReplicaCount == nil || so.Spec.MaxReplicaCount == nil ||
 			*so.Spec.MinReplicaCount < 1 || *so.Spec.MaxReplicaCount < 20 {
-			t.Errorf("ScaledObject evaluator: want a Deployment scaled from at least 1 to at least 20")
+			t.Errorf("ScaledObject %s: want a Deployment scaled from at least 1 to at least 20", name)
 		}
 		if len(so.Spec.Triggers) != 1 || so.Spec.Triggers[0].Type != "nats-jetstream" {
-			t.Fatalf("ScaledObject evaluator: want one nats-jetstream trigger")
+			t.Fatalf("ScaledObject %s: want one nats-jetstream trigger", name)
 		}
 		md := so.Spec.Triggers[0].Metadata
-		if md["stream"] != messages.StreamCandidates || md["consumer"] != messages.ConsumerEvaluator {
-			t.Errorf("ScaledObject evaluator scales on %s/%s, want %s/%s", md["stream"], md["consumer"], messages.StreamCandidates, messages.ConsumerEvaluator)
+		if md["stream"] != stream || md["consumer"] != consumer {
+			t.Errorf("ScaledObject %s scales on %s/%s, want %s/%s", name, md["stream"], md["consumer"], stream, consumer)
+		}
+		if c, err := messages.ConsumerByName(md["consumer"]); err != nil || c.Stream != md["stream"] {
+			t.Errorf("ScaledObject %s: %s is no consumer of %s", name, md["consumer"], md["stream"])
 		}
 		if n, err := strconv.Atoi(md["lagThreshold"]); err != nil || n < 1 {
-			t.Errorf("ScaledObject evaluator: lagThreshold %q", md["lagThreshold"])
+			t.Errorf("ScaledObject %s: lagThreshold %q", name, md["lagThreshold"])
 		}
 		want := "nats-headless." + ov.namespace + ".svc.cluster.local:8222"
 		if md["natsServerMonitoringEndpoint"] != want {
-			t.Errorf("ScaledObject evaluator: monitoring endpoint %q, want %q (the headless Service of this namespace)", md["natsServerMonitoringEndpoint"], want)
+			t.Errorf("ScaledObject %s: monitoring endpoint %q, want %q (the headless Service of this namespace)", name, md["natsServerMonitoringEndpoint"], want)
 		}
 		return
 	}
 	if len(hpas) != 1 || len(sos) != 0 {
-		t.Fatalf("want one HPA and no ScaledObject for the evaluators, got %d and %d", len(hpas), len(sos))
+		t.Fatalf("want one HPA and no ScaledObject for %s, got %d and %d", name, len(hpas), len(sos))
 	}
 	h := hpas[0]
 	if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 1 || h.Spec.MaxReplicas < *h.Spec.MinReplicas {
-		t.Errorf("HPA evaluator: replicas %v–%d", h.Spec.MinReplicas, h.Spec.MaxReplicas)
+		t.Errorf("HPA %s: replicas %v–%d", name, h.Spec.MinReplicas, h.Spec.MaxReplicas)
 	}
 	if len(h.Spec.Metrics) != 1 || h.Spec.Metrics[0].Resource == nil || h.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU {
-		t.Errorf("HPA evaluator: want one CPU metric")
+		t.Errorf("HPA %s: want one CPU metric", name)
 	}
 }
 

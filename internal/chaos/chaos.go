@@ -14,7 +14,8 @@ import (
 
 // Replica is one supervised service process.
 type Replica struct {
-	// Kind is the service ("proposer", "evaluator", "reflector", "judge").
+	// Kind is the service ("proposer", "evaluator", "reflector", "judge"),
+	// or "evaluator-relax", an evaluator with the relax role.
 	Kind string
 	P    *proc.Process
 	// mu is held while the controller kills and restarts the process, so

@@ -102,14 +102,22 @@ func TestChaos(t *testing.T) {
 		"CRUCIBLE_NATS_URL=" + nats.URL(), "CRUCIBLE_REDIS_URL=" + redis.URL(), "CRUCIBLE_NAMESPACE=" + ns,
 		"CRUCIBLE_DATA=" + data, "CRUCIBLE_HTTP_ADDR=127.0.0.1:0", "CRUCIBLE_LOG_LEVEL=info", "CRUCIBLE_DRAIN_TIMEOUT=5s",
 	}
-	counts := map[string]int{"proposer": pr.replicas, "evaluator": pr.evaluators, "reflector": pr.replicas, "judge": pr.replicas}
+	// The campaign has the relax oracle: screen evaluators queue the
+	// candidates that pass its screen for a relax replica of their own,
+	// killed like any other, mid-relaxation as often as not.
+	counts := map[string]int{"proposer": pr.replicas, "evaluator": pr.evaluators, "evaluator-relax": 1, "reflector": pr.replicas, "judge": pr.replicas}
 	var replicas []*Replica
-	for _, kind := range []string{"proposer", "evaluator", "reflector", "judge"} {
+	for _, kind := range []string{"proposer", "evaluator", "evaluator-relax", "reflector", "judge"} {
 		for i := 1; i <= counts[kind]; i++ {
 			name := fmt.Sprintf("%s-%d", kind, i)
 			p := &proc.Process{Name: name, Path: filepath.Join(bin, kind), Env: env, Log: filepath.Join(dir, name+".log")}
-			if kind == "evaluator" {
-				p.Env = append(append([]string{}, env...), "CRUCIBLE_ORACLE_DELAY="+pr.oracleDelay.String(), "CRUCIBLE_EVALUATOR_BATCH=8", "CRUCIBLE_EVALUATOR_WORKERS=1")
+			switch kind {
+			case "evaluator":
+				p.Env = append(append([]string{}, env...), "CRUCIBLE_ORACLE_DELAY="+pr.oracleDelay.String(), "CRUCIBLE_EVALUATOR_BATCH=8", "CRUCIBLE_EVALUATOR_WORKERS=1",
+					"CRUCIBLE_EVALUATOR_ROLE=screen")
+			case "evaluator-relax":
+				p.Path = filepath.Join(bin, "evaluator")
+				p.Env = append(append([]string{}, env...), "CRUCIBLE_EVALUATOR_WORKERS=1", "CRUCIBLE_EVALUATOR_ROLE=relax", "CRUCIBLE_EVALUATOR_RELAX_WORKERS=1")
 			}
 			if err := p.Start(); err != nil {
 				t.Fatal(err)
@@ -153,8 +161,13 @@ func TestChaos(t *testing.T) {
 			t.Fatalf("CRUCIBLE_CHAOS_SEED: %v", err)
 		}
 	}
+	// A strict screen (screened hits at most 0.01 eV/atom above the hull,
+	// about one candidate in ten) keeps the relaxations, seconds each on
+	// one worker, within the run's time.
+	strict := 0.0
 	spec := &messages.CampaignSpec{ID: "chaos-" + strconv.FormatUint(seed%1e6, 10), Task: tk, Budget: pr.budget,
-		Episodes: 3, BatchSize: 4, MaxInFlight: 8, Seed: seed}
+		Episodes: 3, BatchSize: 4, MaxInFlight: 8, Seed: seed,
+		Oracle: messages.OracleRelax, Screen: messages.ScreenSpec{MaxEAboveHull: 0.01, ErrorMultiple: &strict}}
 	t.Logf("profile %s: campaign %s, budget %d, %d evaluators, %d of each other service, oracle delay %v, seed %d, NATS %s, Redis %s",
 		pr.name, spec.ID, spec.Budget, pr.evaluators, pr.replicas, pr.oracleDelay, seed, nats.URL(), redis.URL())
 	start := time.Now()
@@ -242,6 +255,9 @@ func TestChaos(t *testing.T) {
 	if !rep.OK() {
 		dumpLogs()
 		t.Errorf("%d guarantees broken", len(rep.Violations))
+	}
+	if rep.Relaxed == 0 {
+		t.Errorf("no candidate was relaxed: the relax role was not exercised")
 	}
 	if stats.TotalKills() < pr.minKills {
 		t.Errorf("only %d kills, want at least %d: the campaign ran faster than the controller (raise the oracle delay)", stats.TotalKills(), pr.minKills)

@@ -37,6 +37,8 @@ type Report struct {
 	StreamEvaluations int
 	Discoveries       int
 	Rejections        int
+	// Relaxed counts the evaluations the relax tier published.
+	Relaxed int
 	// Orphans are acknowledged messages a crashed NATS server left in a
 	// work queue (see checkDelivered).
 	Orphans int
@@ -57,8 +59,8 @@ func (r *Report) violate(format string, args ...any) {
 // String summarises the report in a few lines.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "campaign %s: %s, budget %d, proposed %d, evaluated %d (+%d seeds), %d evaluation messages, %d discoveries, %d rejections, %d dead letters, %d orphaned work-queue messages",
-		r.Campaign, r.State, r.Budget, r.Proposed, r.Evaluated, r.Seeds, r.StreamEvaluations, r.Discoveries, r.Rejections, len(r.DeadLetters), r.Orphans)
+	fmt.Fprintf(&b, "campaign %s: %s, budget %d, proposed %d, evaluated %d (+%d seeds; %d relaxed), %d evaluation messages, %d discoveries, %d rejections, %d dead letters, %d orphaned work-queue messages",
+		r.Campaign, r.State, r.Budget, r.Proposed, r.Evaluated, r.Seeds, r.Relaxed, r.StreamEvaluations, r.Discoveries, r.Rejections, len(r.DeadLetters), r.Orphans)
 	for _, d := range r.DeadLetters {
 		fmt.Fprintf(&b, "\n  dead letter: %s", d)
 	}
@@ -158,6 +160,14 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 	}
 	r.StreamEvaluations = n
 	r.Evaluated, r.Seeds = len(evals), len(seeds)
+	for _, ev := range evals {
+		if ev.Tier == messages.TierRelax {
+			r.Relaxed++
+			if spec.Oracle != messages.OracleRelax {
+				r.violate("candidate %s relaxed in a campaign with the %s oracle", ev.ID, spec.Oracle)
+			}
+		}
+	}
 	if len(differing) > 0 {
 		r.violate("candidates evaluated twice with different outcomes: %s", list(differing))
 	}
@@ -477,6 +487,12 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 				return false
 			}
 			return evals[cand.ID] != nil || seeds[cand.ID] != nil
+		case strings.HasPrefix(subject, messages.SubjectRelax+"."):
+			var job messages.RelaxJob
+			if messages.Decode(data, &job) != nil {
+				return false
+			}
+			return evals[job.Screened.ID] != nil
 		case strings.HasPrefix(subject, messages.SubjectPropose+"."):
 			var req messages.GenerationRequest
 			if messages.Decode(data, &req) != nil {
@@ -517,7 +533,7 @@ func checkDelivered(ctx context.Context, b *bus.Bus, r *Report, done func(subjec
 			r.violate("consumer %s: %d messages pending, %d unacknowledged", cs.Name, info.NumPending, info.NumAckPending)
 		}
 	}
-	for _, name := range []string{messages.StreamCandidates, messages.StreamPropose} {
+	for _, name := range []string{messages.StreamCandidates, messages.StreamPropose, messages.StreamRelax} {
 		s, err := b.JS.Stream(ctx, b.Stream(name))
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", name, err)
@@ -530,8 +546,11 @@ func checkDelivered(ctx context.Context, b *bus.Bus, r *Report, done func(subjec
 			continue
 		}
 		prefix := messages.SubjectCandidates
-		if name == messages.StreamPropose {
+		switch name {
+		case messages.StreamPropose:
 			prefix = messages.SubjectPropose
+		case messages.StreamRelax:
+			prefix = messages.SubjectRelax
 		}
 		// A work queue admits no second consumer: read it message by
 		// message.

@@ -2,15 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/relax"
 )
@@ -60,22 +56,8 @@ stress (3×3).
 			if err != nil {
 				return err
 			}
-			sts, readErrs := readStructures(args)
-			points, errs := c.PointAll(sts, workerCount(workers))
-			failed := 0
-			for i, file := range args {
-				if err := firstErr(readErrs[i], errs[i]); err != nil {
-					failed++
-					if err := writeFileError(cmd, asJSON, file, err); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := writeEnergy(cmd.OutOrStdout(), asJSON, file, sts[i], points[i]); err != nil {
-					return err
-				}
-			}
-			return failedError("energy", failed, len(args))
+			res := c.PointFiles(args, workerCount(workers))
+			return writeResults(cmd, "energy", asJSON, res, func(i int) any { return res[i].PointRecord() }, energy.FileResult.PointLine)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
@@ -87,7 +69,7 @@ stress (3×3).
 func newRelaxCmd() *cobra.Command {
 	var (
 		asJSON, fixedCell bool
-		dir, out          string
+		dir, out, scheme  string
 		workers           int
 		opt               relax.Options
 	)
@@ -100,11 +82,14 @@ largest force (atoms and cell) is below --fmax or --steps steps are taken
 (Matbench Discovery's protocol: 0.05 eV/Å, 500 steps). Of the relaxed
 structure it reports the total energy and energy per atom (eV, MP's
 uncorrected scale), the formation energy per atom (MP's elemental
-reference energies after MP's legacy correction scheme, the one that
-agrees better with MP's formation energies: see pkg/mpcompat) and the
-energy above the convex hull of the reference phases (eV/atom, negative
-below it), as "crucible predict --hull" places a structure. A structure
-that does not converge is reported with converged false, not as an error.
+reference energies after MP's legacy correction scheme, which agrees
+better with MP's formation energies than MP2020: MAE 0.028 against 0.086
+eV/atom on 1,795 relaxed MP structures; --scheme mp2020 applies MP2020,
+as Matbench Discovery does, though the reference phases of the hull keep
+their legacy-corrected energies) and the energy above the convex
+hull of the reference phases (eV/atom, negative below it), as "crucible
+predict --hull" places a structure. A structure that does not converge
+is reported with converged false, not as an error.
 
 One line per structure: file, reduced formula, converged and steps, energy
 per atom, formation energy, energy above the hull, the lattice parameters
@@ -121,8 +106,9 @@ when two inputs share a name).
 
 ` + energyFilesHelp + `
 
-` + energyDataHelp + ` The formation energies need data/MPCompatibility.yaml,
-data/mp_elemental_reference_entries.json.gz and the reference tables.`,
+` + energyDataHelp + `
+The formation energies need data/MPCompatibility.yaml and
+data/mp_elemental_reference_entries.json.gz, the hull the reference tables.`,
 		Example: `  crucible relax --json --out relaxed candidate.cif POSCAR
   crucible relax --fmax 0.01 --steps 1000 NaCl.cif`,
 		Args: cobra.MinimumNArgs(1),
@@ -131,6 +117,10 @@ data/mp_elemental_reference_entries.json.gz and the reference tables.`,
 				return &exitError{code: 2, err: fmt.Errorf("relax: --fmax and --steps must be positive")}
 			}
 			opt.FixedCell = fixedCell
+			sch, err := energy.ParseScheme(scheme)
+			if err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("relax: --scheme: %w", err)}
+			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o755); err != nil {
 					return err
@@ -140,34 +130,21 @@ data/mp_elemental_reference_entries.json.gz and the reference tables.`,
 			if err != nil {
 				return err
 			}
-			sts, readErrs := readStructures(args)
-			res, errs := c.RelaxAll(cmd.Context(), sts, opt, workerCount(workers))
-			names := outputNames(args)
-			failed := 0
-			for i, file := range args {
-				var written []string
-				err := firstErr(readErrs[i], errs[i])
-				if err == nil && out != "" {
-					written, err = writeRelaxed(out, names[i], file, res[i].Structure)
-				}
-				if err != nil {
-					failed++
-					if err := writeFileError(cmd, asJSON, file, err); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := writeRelaxedLine(cmd.OutOrStdout(), asJSON, file, res[i], written); err != nil {
-					return err
+			res := c.WithScheme(sch).RelaxFiles(cmd.Context(), args, opt, workerCount(workers))
+			written := make([][]string, len(res))
+			for i, name := range energy.OutputNames(args) {
+				if res[i].Err == nil && out != "" {
+					written[i], res[i].Err = energy.WriteStructureFiles(out, name, "relaxed with M3GNet from "+res[i].File, res[i].Relaxed.Structure)
 				}
 			}
-			return failedError("relax", failed, len(args))
+			return writeResults(cmd, "relax", asJSON, res, func(i int) any { return res[i].RelaxedRecord(written[i]) }, energy.FileResult.RelaxedLine)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	cmd.Flags().Float64Var(&opt.FMax, "fmax", 0.05, "convergence threshold on the largest force, eV/Å")
 	cmd.Flags().IntVar(&opt.MaxSteps, "steps", 500, "most FIRE steps")
 	cmd.Flags().BoolVar(&fixedCell, "fixed-cell", false, "relax the positions only")
+	cmd.Flags().StringVar(&scheme, "scheme", "legacy", "MP correction scheme of the formation energy: legacy or mp2020 (Matbench Discovery's)")
 	cmd.Flags().StringVar(&out, "out", "", "write the relaxed structures to this directory (CIF and pymatgen JSON)")
 	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures relaxed in parallel (default: one per CPU)")
@@ -194,97 +171,32 @@ func workerCount(n int) int {
 	return n
 }
 
-// readStructures reads every file; a nil structure has its error.
-func readStructures(files []string) ([]*crystal.Structure, []error) {
-	sts := make([]*crystal.Structure, len(files))
-	errs := make([]error, len(files))
-	for i, f := range files {
-		sts[i], errs[i] = crystal.ReadFile(f)
-	}
-	return sts, errs
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
+// writeResults writes a line per file, the record with --json and text
+// otherwise (a failure to standard error), and returns exit status 1 when
+// some failed.
+func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.FileResult, record func(i int) any, text func(energy.FileResult) string) error {
+	failed := 0
+	for i, r := range res {
+		var err error
+		switch {
+		case asJSON:
+			err = writeJSONLine(cmd.OutOrStdout(), record(i))
+		case r.Err != nil:
+			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", r.File, r.Err)
+		default:
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), text(r))
+		}
 		if err != nil {
 			return err
 		}
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, len(res))}
 	}
 	return nil
-}
-
-func failedError(name string, failed, total int) error {
-	if failed == 0 {
-		return nil
-	}
-	return &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, total)}
-}
-
-func writeFileError(cmd *cobra.Command, asJSON bool, file string, err error) error {
-	if asJSON {
-		return writeJSONLine(cmd.OutOrStdout(), struct {
-			File  string `json:"file"`
-			Error string `json:"error"`
-		}{file, err.Error()})
-	}
-	_, werr := fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", file, err)
-	return werr
-}
-
-func writeEnergy(w io.Writer, asJSON bool, file string, st *crystal.Structure, p *energy.Point) error {
-	formula := st.Composition().ReducedFormula()
-	if asJSON {
-		return writeJSONLine(w, struct {
-			File          string         `json:"file"`
-			Formula       string         `json:"formula"`
-			Energy        float64        `json:"energy"`
-			EnergyPerAtom float64        `json:"energy_per_atom"`
-			Forces        []crystal.Vec3 `json:"forces"`
-			Stress        [3][3]float64  `json:"stress"`
-		}{file, formula, p.Energy, p.EnergyPerAtom, p.Forces, p.Stress})
-	}
-	s := p.Stress
-	_, err := fmt.Fprintf(w, "%s  %s  energy=%.6f eV  energy_per_atom=%.6f eV/atom  max_force=%.4g eV/Å  stress=[%.4g %.4g %.4g %.4g %.4g %.4g] GPa\n",
-		file, formula, p.Energy, p.EnergyPerAtom, p.MaxForce(), s[0][0], s[1][1], s[2][2], s[1][2], s[0][2], s[0][1])
-	return err
-}
-
-func writeRelaxedLine(w io.Writer, asJSON bool, file string, r *energy.Relaxed, written []string) error {
-	formula := r.Structure.Composition().ReducedFormula()
-	var ef, eh *float64
-	if r.Formation != nil {
-		ef = &r.Formation.EnergyPerAtom
-	}
-	if r.Stability != nil {
-		eh = &r.Stability.EAboveHull
-	}
-	if asJSON {
-		return writeJSONLine(w, struct {
-			File          string        `json:"file"`
-			Formula       string        `json:"formula"`
-			Converged     bool          `json:"converged"`
-			Steps         int           `json:"steps"`
-			Energy        float64       `json:"energy"`
-			EnergyPerAtom float64       `json:"energy_per_atom"`
-			EForm         *float64      `json:"formation_energy_per_atom"`
-			EHull         *float64      `json:"e_above_hull"`
-			Lattice       [3][3]float64 `json:"lattice"`
-			Volume        float64       `json:"volume"`
-			Warnings      []string      `json:"warnings,omitempty"`
-			Written       []string      `json:"written,omitempty"`
-		}{file, formula, r.Converged, r.Steps, r.Energy, r.EnergyPerAtom, ef, eh,
-			r.Structure.Lattice.Matrix(), r.Structure.Volume(), r.Warnings, written})
-	}
-	a, b, c, al, be, ga := r.Structure.Lattice.Parameters()
-	parts := []string{file, formula, fmt.Sprintf("converged=%v steps=%d", r.Converged, r.Steps),
-		fmt.Sprintf("energy_per_atom=%.6f eV/atom", r.EnergyPerAtom),
-		"formation_energy_per_atom=" + optText(ef, "eV/atom"), "e_above_hull=" + optText(eh, "eV/atom"),
-		fmt.Sprintf("abc=%.4f %.4f %.4f Å angles=%.2f %.2f %.2f° volume=%.3f Å³", a, b, c, al, be, ga, r.Structure.Volume())}
-	if len(r.Warnings) > 0 {
-		parts = append(parts, "warning: "+strings.Join(r.Warnings, "; "))
-	}
-	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
-	return err
 }
 
 func optText(v *float64, unit string) string {
@@ -292,44 +204,4 @@ func optText(v *float64, unit string) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.4f %s", *v, unit)
-}
-
-// outputNames gives each input the name of its output files: its base name
-// without extension, made unique with its position when shared.
-func outputNames(files []string) []string {
-	names := make([]string, len(files))
-	count := map[string]int{}
-	for i, f := range files {
-		base := filepath.Base(f)
-		names[i] = strings.TrimSuffix(base, filepath.Ext(base))
-		count[names[i]]++
-	}
-	for i := range names {
-		if count[names[i]] > 1 {
-			names[i] = fmt.Sprintf("%s-%d", names[i], i+1)
-		}
-	}
-	return names
-}
-
-// writeRelaxed writes a relaxed structure as DIR/NAME.cif and
-// DIR/NAME.json and returns the paths.
-func writeRelaxed(dir, name, source string, st *crystal.Structure) ([]string, error) {
-	var paths []string
-	for _, f := range []crystal.Format{crystal.FormatCIF, crystal.FormatPymatgenJSON} {
-		path := filepath.Join(dir, name+f.Extension())
-		fh, err := os.Create(path)
-		if err != nil {
-			return nil, err
-		}
-		err = crystal.WriteStructure(fh, st, f, "relaxed with M3GNet from "+source)
-		if cerr := fh.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
 }

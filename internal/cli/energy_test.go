@@ -169,9 +169,6 @@ func TestRelaxFlags(t *testing.T) {
 	if _, err := execCLI(t, "relax", "--fmax", "0", "x.cif"); exitStatusOf(err) != 2 {
 		t.Errorf("--fmax 0: %v, want exit 2", err)
 	}
-	if got := outputNames([]string{"a/x.cif", "b/x.json", "POSCAR", "y.cif"}); strings.Join(got, " ") != "x-1 x-2 POSCAR y" {
-		t.Errorf("output names %v", got)
-	}
 }
 
 // TestPredictRelax: predict --relax predicts on the relaxed structure: a
@@ -190,12 +187,17 @@ func TestPredictRelax(t *testing.T) {
 	f := newFixtureFiles(t)
 	f.cif("big.cif", big)
 	f.write("notes.txt", []byte("not a structure\n"))
-	out, err := execCLI(t, "predict", "--json", "--hull", "--relax", "--data", data, f.paths["big.cif"], f.paths["notes.txt"])
+	huge, err := nacl.Supercell(7, 7, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.pymatgenJSON("huge.json", huge)
+	out, err := execCLI(t, "predict", "--json", "--hull", "--relax", "--data", data, f.paths["big.cif"], f.paths["notes.txt"], f.paths["huge.json"])
 	if exitStatusOf(err) != 1 {
 		t.Fatalf("error %v, want exit 1 for the unreadable file\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	var l struct {
@@ -223,5 +225,45 @@ func TestPredictRelax(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "unreadable") {
 		t.Errorf("unreadable file: %s", lines[1])
+	}
+	// 392 atoms: over the validity limit, neither relaxed nor predicted.
+	if strings.Contains(lines[2], `"relaxation"`) || !strings.Contains(lines[2], "too_many_atoms") {
+		t.Errorf("392-atom cell: %s", lines[2])
+	}
+}
+
+// TestEnergyRelaxText: the text output gives one line per structure with
+// its values, and the failures on standard error.
+func TestEnergyRelaxText(t *testing.T) {
+	data := testbed.DataDir(t)
+	f, _ := energyFixtures(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"energy"}, []string{"NaCl  energy=-", "eV/atom  max_force=", "GPa"}},
+		{[]string{"relax", "--steps", "3"}, []string{"NaCl  converged=false steps=3", "formation_energy_per_atom=-", "e_above_hull=", "abc=", "volume="}},
+	} {
+		root := NewRoot()
+		var out, errOut strings.Builder
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs(append(c.args, "--data", data, f["NaCl.cif"], f["notes.txt"]))
+		err := root.Execute()
+		if exitStatusOf(err) != 1 {
+			t.Errorf("%v: %v, want exit 1", c.args, err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 1 {
+			t.Errorf("%v: %d lines:\n%s", c.args, len(lines), out.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(lines[0], w) {
+				t.Errorf("%v: %q lacks %q", c.args, lines[0], w)
+			}
+		}
+		if !strings.Contains(errOut.String(), f["notes.txt"]+": ") {
+			t.Errorf("%v: stderr %q", c.args, errOut.String())
+		}
 	}
 }

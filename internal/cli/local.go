@@ -31,9 +31,12 @@ type campaignFlags struct {
 	budget, islands, batch       int
 	episodes, topK               int
 	seed                         uint64
-	generator, model             string
+	generator, model, oracle     string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	// ordered and seededID: see messages.CampaignSpec.Ordered and
+	// messages.SpecSource.SeededID (local sets them).
+	ordered, seededID bool
 }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
@@ -50,6 +53,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed of the campaign (default: random)")
 	fl.StringVar(&f.generator, "generator", "", "evolve (default) or llm")
 	fl.StringVar(&f.model, "model", "", "LLM model for --generator llm")
+	fl.StringVar(&f.oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
@@ -66,9 +70,10 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight,
+			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 		},
+		SeededID: f.seededID,
 	})
 	for _, is := range issues {
 		fmt.Fprintln(stderr, "warning:", is)
@@ -109,12 +114,16 @@ campaign, shows its progress and writes its results to DIR:
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator llm: every prompt sent and its answer
-  summary.json           evaluated, hits, stable, discoveries, hit_rate,
-                         stability_rate, memorization_rate,
-                         unique_compositions, pareto_front, judged (by
-                         decision and novelty class: accepted/new,
-                         rejected/ordered_mixture, rejected/below_hull,
-                         …), wall_seconds, …
+  summary.json           LLEMA's rates over generated and over evaluated
+                         candidates, MADE's n_stable, audc, sde and
+                         learning_slope, the Pareto front, counters, …
+                         (every field: docs/summary.md)
+
+With --seed the campaign runs ordered (one generation at a time,
+evaluations recorded in the order of their candidates) and its id derives
+from the seed: a second run with the same flags gives the same
+evaluations, verdicts and summary, apart from time stamps and timings.
+--ordered=false trades that for the overlap of proposing and evaluating.
 
 With --generator llm the endpoint is checked first (GET /models, else a
 completion of one token): a run whose endpoint is unreachable, refuses the
@@ -129,6 +138,11 @@ The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
 fewer collections for a larger peak heap.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("ordered") {
+				cf.ordered = cf.seed != 0 && cf.maxInFlight <= 1
+			}
+			// Alone on embedded servers, a reproduced run keeps its ids.
+			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
 			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -223,6 +237,7 @@ fewer collections for a larger peak heap.`,
 	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
 	f.BoolVar(&baseline, "random-baseline", false, "propose with the random-substitution baseline instead of evolve")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&cf.ordered, "ordered", false, "run the campaign reproducibly from its seed: one generation at a time, evaluations recorded in order (default: on with --seed, unless --max-in-flight is above 1)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
 	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")

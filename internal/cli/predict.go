@@ -82,7 +82,8 @@ above is predicted on the relaxed structure; the line also gives the
 relaxation (with --json an object "relaxation" with converged, steps,
 energy_per_atom, and M3GNet's formation_energy_per_atom and e_above_hull,
 null when they cannot be computed). A structure that cannot be relaxed is
-reported as an unreadable one is, with the code relaxation_failed.
+reported as an unreadable one is, with the code relaxation_failed; one of
+more atoms than the validity limit is not relaxed (nor predicted).
 
 Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
 data pull" fetches it). An unreadable file is reported (with --json as a line
@@ -142,7 +143,8 @@ func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator,
 		var sts []*crystal.Structure
 		var which []int
 		for i, f := range files {
-			if f.Err == nil {
+			// Cells the oracle will not predict (too many atoms) are not relaxed.
+			if f.Err == nil && f.Structure.NumSites() <= crystal.DefaultMaxAtoms {
 				sts, which = append(sts, f.Structure), append(which, i)
 			}
 		}
@@ -159,34 +161,11 @@ func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator,
 	return files, relaxed, failed, err
 }
 
-// relaxationLine is the relaxation on a line of predict --relax --json.
-type relaxationLine struct {
-	Converged     bool     `json:"converged"`
-	Steps         int      `json:"steps"`
-	EnergyPerAtom float64  `json:"energy_per_atom"`
-	EForm         *float64 `json:"formation_energy_per_atom"`
-	EHull         *float64 `json:"e_above_hull"`
-}
-
-func newRelaxationLine(r *energy.Relaxed) *relaxationLine {
-	if r == nil {
-		return nil
-	}
-	l := &relaxationLine{Converged: r.Converged, Steps: r.Steps, EnergyPerAtom: r.EnergyPerAtom}
-	if r.Formation != nil {
-		l.EForm = &r.Formation.EnergyPerAtom
-	}
-	if r.Stability != nil {
-		l.EHull = &r.Stability.EAboveHull
-	}
-	return l
-}
-
 // predictionLine is a line of --json output; predictionHullLine one with
 // --hull.
 type predictionLine struct {
 	oracle.FileRecord
-	Relaxation *relaxationLine `json:"relaxation,omitempty"`
+	Relaxation *energy.Summary `json:"relaxation,omitempty"`
 }
 
 type predictionHullLine struct {
@@ -195,7 +174,7 @@ type predictionHullLine struct {
 }
 
 func writePredictionJSON(w io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
-	var v any = predictionLine{FileRecord: p.Record(), Relaxation: newRelaxationLine(relaxed)}
+	var v any = predictionLine{FileRecord: p.Record(), Relaxation: relaxed.Summary()}
 	if withHull {
 		v = predictionHullLine{predictionLine: v.(predictionLine), StabilityRecord: p.StabilityRecord()}
 	}
@@ -240,9 +219,9 @@ func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy
 		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
 			"decomposition="+decompositionText(st.Decomposition))
 	}
-	if rl := newRelaxationLine(relaxed); rl != nil {
+	if rl := relaxed.Summary(); rl != nil {
 		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
-			rl.Converged, rl.Steps, optText(rl.EForm, "eV/atom"), optText(rl.EHull, "eV/atom")))
+			rl.Converged, rl.Steps, optText(rl.FormationEnergyPerAtom, "eV/atom"), optText(rl.EAboveHull, "eV/atom")))
 	}
 	if len(r.Warnings) > 0 {
 		parts = append(parts, "warning: "+reasonsText(r.Warnings))

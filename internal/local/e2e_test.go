@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -286,13 +287,67 @@ func checkCampaign(t *testing.T, st *local.Stack, spec *messages.CampaignSpec, r
 			t.Errorf("discovery %s is not an evaluated feasible stable candidate", d.ID)
 		}
 	}
-	if got.Discoveries != len(res.Discoveries) {
-		// The final status is sent before the judge is done; Run takes the
-		// count from the stream, the store must agree once it has caught up.
-		stt, err := st.Store.State(ctx, spec.ID)
-		if err != nil || stt.Counters.Discoveries != len(res.Discoveries) {
-			t.Errorf("store counts %d discoveries, the stream holds %d", stt.Counters.Discoveries, len(res.Discoveries))
+	// The final status is sent before the judge is done; Run takes the
+	// judge's counts from the streams, and the store agrees once it has
+	// caught up.
+	if got.Discoveries != len(res.Discoveries) || got.JudgeRejected != len(res.Verdicts) {
+		t.Errorf("summary counts %d discoveries and %d rejections by the judge, the streams hold %d and %d",
+			got.Discoveries, got.JudgeRejected, len(res.Discoveries), len(res.Verdicts))
+	}
+	if stt, err := st.Store.State(ctx, spec.ID); err != nil || stt.Counters.Discoveries != len(res.Discoveries) || stt.Counters.JudgeRejected != len(res.Verdicts) {
+		t.Errorf("store counts %+v (%v), the streams hold %d discoveries and %d rejections", stt.Counters, err, len(res.Discoveries), len(res.Verdicts))
+	}
+	checkMetrics(t, spec, res)
+}
+
+// checkMetrics asserts that the summary's LLEMA and MADE metrics follow
+// from its counters and the evaluations.
+func checkMetrics(t *testing.T, spec *messages.CampaignSpec, res *local.Result) {
+	t.Helper()
+	s := res.Summary
+	if s.Generated != s.Proposed+s.Rejected || s.Generated < s.Evaluated {
+		t.Errorf("generated %d, proposed %d, rejected %d, evaluated %d", s.Generated, s.Proposed, s.Rejected, s.Evaluated)
+	}
+	if s.RejectedKnown > s.Rejected {
+		t.Errorf("%d known of %d rejected proposals", s.RejectedKnown, s.Rejected)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	if !near(s.HitRateGenerated, float64(s.Hits)/float64(s.Generated)) || !near(s.HitRate, float64(s.Hits)/float64(s.Evaluated)) ||
+		!near(s.MemorizationRateGenerated, float64(s.Known+s.RejectedKnown)/float64(s.Generated)) {
+		t.Errorf("rates %+v", s)
+	}
+	nStable := 0
+	novel := map[string]bool{}
+	for _, ev := range res.Evaluations {
+		if ev.Novel && ev.Stable {
+			nStable++
 		}
+		if ev.Novel && ev.Feasible {
+			novel[ev.ID] = true
+		}
+	}
+	if s.NStable != nStable || s.AUDC < 0 || s.AUDC > 1 || !near(s.SDE, float64(nStable)/float64(spec.Budget)) {
+		t.Errorf("N_stable %d (evaluations: %d), AUDC %v, SDE %v", s.NStable, nStable, s.AUDC, s.SDE)
+	}
+	total := 0
+	for _, y := range s.Episodes {
+		total += y.NStable
+	}
+	if len(s.Episodes) != spec.Episodes || total != s.NStable || (spec.Episodes > 1) != (s.LearningSlope != nil) {
+		t.Errorf("episodes %+v (slope %v), N_stable %d", s.Episodes, s.LearningSlope, s.NStable)
+	}
+	if len(s.ParetoObjectives) != len(spec.Task.Constraints) {
+		t.Errorf("objectives %+v", s.ParetoObjectives)
+	}
+	seen := map[string]bool{}
+	for _, p := range s.ParetoFront {
+		if !novel[p.ID] || seen[p.ID] || len(p.Values) != len(spec.Task.Constraints) {
+			t.Errorf("Pareto point %+v: not a novel hit with its values, or listed twice", p)
+		}
+		seen[p.ID] = true
+	}
+	if len(novel) > 0 && len(s.ParetoFront) == 0 {
+		t.Errorf("%d novel hits, an empty front", len(novel))
 	}
 }
 

@@ -1,12 +1,14 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +29,7 @@ type Progress struct {
 type Result struct {
 	Status      *messages.Status
 	Summary     *messages.Summary
-	Evaluations []*messages.Evaluation // proposed candidates, in stream order
+	Evaluations []*messages.Evaluation // proposed candidates, by generation and index
 	Seeds       []*messages.Evaluation
 	Discoveries []*messages.Verdict
 	Verdicts    []*messages.Verdict // rejected by the judge
@@ -102,13 +104,15 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM, res); err != nil {
 		return nil, err
 	}
-	// The judge counts discoveries after the final status was sent: take
-	// the count from the collected events.
+	res.sort()
+	// The judge counts discoveries and rejections after the final status
+	// was sent: take the counts from the collected events.
 	if res.Summary != nil {
 		if o.Generator != "" {
 			res.Summary.Generator = o.Generator
 		}
 		res.Summary.Discoveries = len(res.Discoveries)
+		res.Summary.JudgeRejected = len(res.Verdicts)
 		res.Summary.WallSeconds = time.Since(start).Seconds()
 		if o.OnProgress != nil {
 			o.OnProgress(Progress{Budget: spec.Budget, Evaluated: res.Summary.Evaluated, Hits: res.Summary.Hits,
@@ -121,6 +125,25 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		}
 	}
 	return res, nil
+}
+
+// sort puts the results in the order of their candidates (generation,
+// then index) rather than of the streams, where concurrent services
+// interleave them: the files of two runs of an ordered campaign compare
+// line by line.
+func (r *Result) sort() {
+	byCandidate := func(a, b *messages.Candidate) int {
+		return cmp.Or(cmp.Compare(a.Generation, b.Generation), cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
+	}
+	for _, evs := range [][]*messages.Evaluation{r.Seeds, r.Evaluations} {
+		slices.SortStableFunc(evs, func(a, b *messages.Evaluation) int { return byCandidate(&a.Candidate, &b.Candidate) })
+	}
+	for _, vs := range [][]*messages.Verdict{r.Discoveries, r.Verdicts} {
+		slices.SortStableFunc(vs, func(a, b *messages.Verdict) int {
+			return byCandidate(&a.Evaluation.Candidate, &b.Evaluation.Candidate)
+		})
+	}
+	slices.SortStableFunc(r.Reflections, func(a, b *messages.Reflection) int { return cmp.Compare(a.Episode, b.Episode) })
 }
 
 // waitIdle waits until a durable consumer has nothing pending.
@@ -222,7 +245,7 @@ func Write(dir string, res *Result) error {
 		}
 	}
 	for _, d := range res.Discoveries {
-		if err := WriteCIF(filepath.Join(dir, "discoveries", d.ID+".cif"), d.Evaluation.Candidate.Structure); err != nil {
+		if err := WriteCIF(filepath.Join(dir, "discoveries", d.ID+".cif"), d.Evaluation.FinalStructure()); err != nil {
 			return fmt.Errorf("discovery %s: %w", d.ID, err)
 		}
 	}
@@ -309,15 +332,22 @@ func paretoFormulas(front []messages.ParetoPoint) string {
 // PrintSummary writes a human-readable summary.
 func PrintSummary(w io.Writer, s *messages.Summary) {
 	fmt.Fprintf(w, "campaign %s (%s, generator %s): %s\n", s.Campaign, s.Task, s.Generator, s.State)
-	fmt.Fprintf(w, "  evaluated %d · hits %d (%.1f%%) · stable hits %d (%.1f%%) · discoveries %d\n",
-		s.Evaluated, s.Hits, 100*s.HitRate, s.StableHits, 100*s.StabilityRate, s.Discoveries)
-	fmt.Fprintf(w, "  memorisation %.1f%% · unique compositions %d · mean E_hull %.3f eV/atom · SDE %.3f · AUDC %.3f\n",
-		100*s.MemorizationRate, s.UniqueCompositions, s.MeanEAboveHull, s.SDE, s.AUDC)
+	fmt.Fprintf(w, "  generated %d (evaluated %d, rejected by the proposer %d) · discoveries %d · rejected by the judge %d\n",
+		s.Generated, s.Evaluated, s.Rejected, s.Discoveries, s.JudgeRejected)
+	fmt.Fprintf(w, "  of generated (LLEMA): hits %.1f%% · stable hits %.1f%% · memorisation %.1f%%\n",
+		100*s.HitRateGenerated, 100*s.StabilityRateGenerated, 100*s.MemorizationRateGenerated)
+	fmt.Fprintf(w, "  of evaluated:         hits %d (%.1f%%) · stable hits %d (%.1f%%) · memorisation %.1f%%\n",
+		s.Hits, 100*s.HitRate, s.StableHits, 100*s.StabilityRate, 100*s.MemorizationRate)
+	fmt.Fprintf(w, "  MADE: N_stable %d · SDE %.3f · AUDC %.3f", s.NStable, s.SDE, s.AUDC)
+	if s.LearningSlope != nil {
+		fmt.Fprintf(w, " · learning slope %+.2f per episode", *s.LearningSlope)
+	}
+	fmt.Fprintf(w, " · unique compositions %d · mean E_hull %.3f eV/atom\n", s.UniqueCompositions, s.MeanEAboveHull)
 	if len(s.Judged) > 0 {
 		fmt.Fprintf(w, "  judged: %s\n", judgedText(s.Judged))
 	}
 	if len(s.ParetoFront) > 0 {
-		fmt.Fprintf(w, "  Pareto front: %s\n", paretoFormulas(s.ParetoFront))
+		fmt.Fprintf(w, "  Pareto front (%d novel hits): %s\n", len(s.ParetoFront), paretoFormulas(s.ParetoFront))
 	}
 	if s.LLMCalls > 0 {
 		fmt.Fprintf(w, "  LLM: %d calls (%d requests), %d prompt + %d completion tokens, %.0f + %.0f per call",

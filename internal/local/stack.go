@@ -127,7 +127,9 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 }
 
 // StartService starts one more replica of a service ("proposer",
-// "evaluator", "reflector", "judge") and returns its name.
+// "evaluator", "reflector", "judge"; "evaluator-screen" and
+// "evaluator-relax" are evaluators of one role, "evaluator" has the role
+// of Options.Evaluator) and returns its name.
 func (s *Stack) StartService(kind string) string {
 	s.mu.Lock()
 	s.seq++
@@ -144,9 +146,15 @@ func (s *Stack) StartService(kind string) string {
 			cfg = s.opts.Proposer(s.Store)
 		}
 		run = proposer.New(s.Bus, s.Store, log, cfg).Run
-	case "evaluator":
+	case "evaluator", "evaluator-screen", "evaluator-relax":
 		cfg := s.opts.Evaluator
 		cfg.Name = name
+		switch kind {
+		case "evaluator-screen":
+			cfg.Role = evaluator.RoleScreen
+		case "evaluator-relax":
+			cfg.Role = evaluator.RoleRelax
+		}
 		run = evaluator.New(s.Bus, s.Store, s.opts.Oracle, log, cfg).Run
 	case "reflector":
 		run = reflector.New(s.Bus, s.Store, log, s.opts.Reflector).Run

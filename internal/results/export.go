@@ -93,7 +93,7 @@ func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.
 	}
 	var elems [][]byte // with --format json to w
 	for _, ev := range evs {
-		s, err := ev.Candidate.Structure.Crystal()
+		s, err := ev.FinalStructure().Crystal()
 		if err != nil {
 			return fmt.Errorf("%s: %w", ev.ID, err)
 		}

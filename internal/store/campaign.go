@@ -34,6 +34,9 @@ func (s *Store) curveKey(c string) string   { return s.ck(c, "curve") }
 func (s *Store) discoveriesKey(c string) string {
 	return s.ck(c, "discoveries")
 }
+func (s *Store) judgeRejectedKey(c string) string {
+	return s.ck(c, "judge_rejected")
+}
 func (s *Store) poolKey(c string, island int, kind string) string {
 	return s.ck(c, "island", strconv.Itoa(island), kind)
 }
@@ -50,7 +53,7 @@ func (s *Store) CreateCampaign(ctx context.Context, spec *messages.CampaignSpec,
 	args := []any{string(data),
 		"status", messages.StateRunning,
 		"budget", spec.Budget, "episodes", spec.Episodes, "batch", spec.BatchSize,
-		"islands", spec.Islands, "seeds", seeds, "episode", 0,
+		"islands", spec.Islands, "seeds", seeds, "episode", 0, "ordered", b2s(spec.Ordered),
 		"created", time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	n, err := scriptCreate.Run(ctx, s.rdb, []string{s.stateKey(spec.ID), s.specKey(spec.ID)}, args...).Int()
@@ -105,12 +108,13 @@ func (st *State) Int(field string) int {
 	return n
 }
 
-// State reads a campaign's state (and the size of its discoveries set) in
-// one round trip.
+// State reads a campaign's state (and the sizes of its sets of discoveries
+// and of the judge's rejections) in one round trip.
 func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	pipe := s.rdb.Pipeline()
 	hash := pipe.HGetAll(ctx, s.stateKey(campaign))
 	discoveries := pipe.SCard(ctx, s.discoveriesKey(campaign))
+	judgeRejected := pipe.SCard(ctx, s.judgeRejectedKey(campaign))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: state of %s: %w", campaign, err)
 	}
@@ -130,7 +134,8 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	c.Hits, c.Stable, c.StableHits = st.Int("hits"), st.Int("stable"), st.Int("stable_hits")
 	c.Novel, c.Known, c.Seeds = st.Int("novel"), st.Int("known"), st.Int("seeds")
 	c.Generations, c.EmptyGenerations, c.Rejected = st.Int("generations"), st.Int("empty_generations"), st.Int("rejected")
-	c.Discoveries, c.LLMCalls = int(discoveries.Val()), st.Int("llm_calls")
+	c.RejectedKnown = st.Int("rejected_known")
+	c.Discoveries, c.JudgeRejected, c.LLMCalls = int(discoveries.Val()), int(judgeRejected.Val()), st.Int("llm_calls")
 	c.PromptTokens, c.CompletionTokens = st.Int("prompt_tokens"), st.Int("completion_tokens")
 	c.LLMRequests = st.Int("llm_requests")
 	return st, nil
@@ -144,6 +149,25 @@ func (s *Store) AdvanceEpisode(ctx context.Context, campaign string, e int) (boo
 		return false, fmt.Errorf("store: advance episode of %s: %w", campaign, err)
 	}
 	return n == 1, nil
+}
+
+// RecordDiscovery counts an accepted discovery once: the campaign's
+// discoveries are the set of their candidate ids, which a repeat does not
+// change.
+func (s *Store) RecordDiscovery(ctx context.Context, campaign, id string) error {
+	if err := s.rdb.SAdd(ctx, s.discoveriesKey(campaign), id).Err(); err != nil {
+		return fmt.Errorf("store: record discovery %s of %s: %w", id, campaign, err)
+	}
+	return nil
+}
+
+// RecordJudgeRejection counts a hit the judge rejected once, as
+// RecordDiscovery counts a discovery.
+func (s *Store) RecordJudgeRejection(ctx context.Context, campaign, id string) error {
+	if err := s.rdb.SAdd(ctx, s.judgeRejectedKey(campaign), id).Err(); err != nil {
+		return fmt.Errorf("store: record the judge's rejection %s of %s: %w", id, campaign, err)
+	}
+	return nil
 }
 
 // SetEpisodeStats stores the statistics the reflector computed for an

@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
-// HitDoc keeps what the summary's Pareto front needs of a hit.
+// HitDoc keeps what the summary's Pareto front needs of a hit: its raw
+// property values (the front's coordinates), whether it is novel (the
+// front holds novel hits only), its margins and score.
 type HitDoc struct {
-	Formula string             `json:"formula"`
-	Margins map[string]float64 `json:"margins"`
-	Score   float64            `json:"score"`
+	Formula    string             `json:"formula"`
+	Values     map[string]float64 `json:"values,omitempty"`
+	Novel      bool               `json:"novel,omitempty"`
+	EAboveHull *float64           `json:"e_above_hull,omitempty"`
+	Margins    map[string]float64 `json:"margins"`
+	Score      float64            `json:"score"`
 }
 
 // EvaluationRecord is one evaluation as the reflector records it.
@@ -34,13 +39,21 @@ type EvaluationRecord struct {
 	PoolSize   int
 	Find       *Find
 	Hit        *HitDoc
+	// Position is a seed's index among the campaign's seeds: an ordered
+	// campaign records seeds in that order.
+	Position int
 }
 
 // Outcome says what recording an evaluation completed.
 type Outcome struct {
 	// Duplicate: the evaluation was recorded before; the flags are those of
 	// the first time, so follow-up actions can be repeated idempotently.
-	Duplicate      bool
+	Duplicate bool
+	// Wait: an ordered campaign records its evaluations in the order of
+	// their candidates, and one before this has not been recorded yet;
+	// nothing was recorded, and the evaluation is to be recorded again
+	// later.
+	Wait           bool
 	Index          int // 1-based position among the campaign's evaluations
 	SeedsDone      bool
 	GenerationDone bool
@@ -95,7 +108,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 		}
 		keys = append(keys, s.poolKey(campaign, r.Island, "success"), s.poolKey(campaign, r.Island, "failure"))
 		rec := [...]any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
-			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit}
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position}
 		args[0] = len(rec)
 		args = append(args, rec[:]...)
 	}
@@ -116,6 +129,9 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 // parseOutcome reads scriptEvaluate's flags for one evaluation.
 func parseOutcome(res string) Outcome {
 	var o Outcome
+	if res == "wait" {
+		return Outcome{Wait: true}
+	}
 	if rest, ok := strings.CutPrefix(res, "dup;"); ok {
 		o.Duplicate = true
 		res = rest

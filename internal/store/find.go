@@ -20,6 +20,15 @@ func (s *Store) Finds(ctx context.Context, campaign string) ([]Find, error) {
 	return s.FindsFrom(ctx, campaign, 0)
 }
 
+// FindCount returns how many finds the campaign has recorded.
+func (s *Store) FindCount(ctx context.Context, campaign string) (int, error) {
+	n, err := s.rdb.LLen(ctx, s.findsKey(campaign)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: finds of %s: %w", campaign, err)
+	}
+	return int(n), nil
+}
+
 // FindsFrom returns the campaign's finds after the first n, in the order
 // they were recorded: a reader that holds n finds fetches only the new
 // ones (the list only grows).

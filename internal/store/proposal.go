@@ -58,6 +58,12 @@ type Proposal struct {
 	// Rejected are candidates the generator produced that failed the
 	// proposer's checks, kept for the island's failure memory.
 	Rejected []Member
+	// RejectedCandidates is how many of Rejected are candidates (a
+	// generator's failure to answer is recorded in Rejected but is none),
+	// RejectedKnown how many of those have a formula in the reference
+	// data. Nil RejectedCandidates counts every one of Rejected.
+	RejectedCandidates *int
+	RejectedKnown      int
 	// Tokens and calls of the LLM for this generation.
 	PromptTokens, CompletionTokens, LLMCalls int
 	// Fingerprint computes a structure's fingerprint (crystal.Fingerprint);
@@ -216,7 +222,11 @@ type proposalCall struct {
 
 func newProposalCall(p *Proposal, index int) (*proposalCall, error) {
 	pc := &proposalCall{p: p, index: index, keys: make([]string, len(p.Candidates)), done: map[string]bool{}}
-	pc.head = []any{p.Generation, p.Island, "", len(p.Rejected), p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, len(p.Rejected)}
+	rejected := len(p.Rejected)
+	if p.RejectedCandidates != nil {
+		rejected = *p.RejectedCandidates
+	}
+	pc.head = []any{p.Generation, p.Island, "", rejected, p.PromptTokens, p.CompletionTokens, p.LLMCalls, ExhaustionLimit, MaxRejectsKept, p.RejectedKnown, len(p.Rejected)}
 	for _, r := range p.Rejected {
 		doc, err := json.Marshal(r)
 		if err != nil {
@@ -254,7 +264,11 @@ func (pc *proposalCall) args() ([]any, error) {
 			}
 			doc = string(b)
 		}
-		args = append(args, c.ID, pc.keys[i], c.Formula, doc)
+		known := "0"
+		if c.Known {
+			known = "1"
+		}
+		args = append(args, c.ID, pc.keys[i], c.Formula, doc, known)
 	}
 	pc.encoded = args
 	return args, nil

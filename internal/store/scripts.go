@@ -175,10 +175,12 @@ return res
 // island. ARGV: the number of proposals, then per proposal the number of
 // its arguments and its arguments: g, island, proposal JSON,
 // rejected-before-dedupe count, prompt tokens, completion tokens, LLM
-// calls, exhaustion limit, max rejects kept, reject docs count R, R reject
-// docs, resolutions count Q, Q formula/id/fingerprint triples, then per
-// candidate id, fingerprint ("" for none), reduced formula and, without a
-// fingerprint, its structure JSON ("" otherwise).
+// calls, exhaustion limit, max rejects kept, how many of the rejected
+// have a known formula, reject docs count R, R reject docs, resolutions
+// count Q, Q formula/id/fingerprint triples, then per candidate id,
+// fingerprint ("" for none), reduced formula, without a fingerprint its
+// structure JSON ("" otherwise), and "1" when its formula is known ("0"
+// otherwise: a duplicate of a known formula counts in rejected_known).
 //
 // The seen hash maps each fingerprint to the candidate that owns it, and
 // "=<formula>" to "*" once every structure of that formula proposed so far
@@ -212,14 +214,14 @@ local function propose(A, rejects)
   local slots = tonumber(hget(gens, g .. ':slots'))
   if not slots then return {'error', 'unknown generation ' .. g} end
   local ep = hget(gens, g .. ':ep')
-  local nrej = tonumber(A[10])
-  local base = 11 + nrej
+  local nrej = tonumber(A[11])
+  local base = 12 + nrej
   local nres = tonumber(A[base])
   local first = base + 1 + 3 * nres
   -- What the proposal reads of the seen hash, in one HMGET.
   local sf = {}
   for i = base + 1, base + 3 * nres, 3 do table.insert(sf, '=' .. A[i]) end
-  for i = first, #A, 4 do
+  for i = first, #A, 5 do
     table.insert(sf, '=' .. A[i+2])
     if A[i+1] ~= '' then table.insert(sf, A[i+1]) end
   end
@@ -241,8 +243,8 @@ local function propose(A, rejects)
   -- that would take new formula f, -1 once it needs one; keyed[f]: this
   -- proposal has a candidate of new formula f with a fingerprint.
   local claim, keyed = {}, {}
-  for i = first, #A, 4 do
-    local k, fp, f = (i - first) / 4, A[i+1], '=' .. A[i+2]
+  for i = first, #A, 5 do
+    local k, fp, f = (i - first) / 5, A[i+1], '=' .. A[i+2]
     local cur = hget(seen, f)
     if cur and cur ~= '*' then
       needs(k, cur)
@@ -264,8 +266,8 @@ local function propose(A, rejects)
   end
   if #need > 1 then return need end
   local accepted = {}
-  local dups = 0
-  for i = first, #A, 4 do
+  local dups, dupsKnown = 0, 0
+  for i = first, #A, 5 do
     local id, fp, f = A[i], A[i+1], '=' .. A[i+2]
     if fp == '' then
       hset(seen, f, id .. '\n' .. A[i+3])
@@ -278,12 +280,13 @@ local function propose(A, rejects)
         table.insert(accepted, id)
       else
         dups = dups + 1
+        if A[i+4] == '1' then dupsKnown = dupsKnown + 1 end
       end
     end
   end
   if nrej > 0 then
     local docs = {}
-    for i = 11, 10 + nrej do table.insert(docs, A[i]) end
+    for i = 12, 11 + nrej do table.insert(docs, A[i]) end
     chunks('LPUSH', rejects, docs)
     redis.call('LTRIM', rejects, 0, tonumber(A[9]) - 1)
   end
@@ -294,10 +297,11 @@ local function propose(A, rejects)
   hset(gens, g .. ':accepted', acc)
   hset(gens, g .. ':n', n)
   hset(gens, g .. ':island', A[2])
-  load(st, {'proposed', 'rejected', 'prompt_tokens', 'completion_tokens', 'llm_calls', 'ep' .. ep .. '_reserved',
+  load(st, {'proposed', 'rejected', 'rejected_known', 'prompt_tokens', 'completion_tokens', 'llm_calls', 'ep' .. ep .. '_reserved',
     'inflight', 'empty_generations', 'consecutive_empty', 'status'})
   hincr(st, 'proposed', n)
   hincr(st, 'rejected', tonumber(A[4]) + dups)
+  hincr(st, 'rejected_known', tonumber(A[10]) + dupsKnown)
   hincr(st, 'prompt_tokens', tonumber(A[5]))
   hincr(st, 'completion_tokens', tonumber(A[6]))
   hincr(st, 'llm_calls', tonumber(A[7]))
@@ -350,8 +354,12 @@ return out
 // ARGV: the number of arguments per evaluation, then per evaluation id,
 // generation, episode, island, seed, score, feasible, stable, valid,
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
-// find ("" if none), hit doc ("" if not a hit). Returns per evaluation its
-// outcome flags, prefixed "dup;" for a repeat. An evaluation that
+// find ("" if none), hit doc ("" if not a hit), seed position. Returns per
+// evaluation its outcome flags, prefixed "dup;" for a repeat, or "wait":
+// an ordered campaign (state field "ordered") records a seed only after
+// the seeds before it and a generation's candidate only after those
+// before it in the generation's accepted list, so that every sum, list
+// and index is built in the same order whatever the delivery order. An evaluation that
 // completes its generation also reserves the next one (trigger
 // "after/<g>", as scriptRequest would) and reports it as "next=<reply of
 // reserve>".
@@ -371,14 +379,14 @@ local count = (#ARGV - 1) / stride
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
   'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status',
-  'episode', 'batch', 'next_gen'}
+  'episode', 'batch', 'next_gen', 'ordered'}
 local ids, gf, cf, isf = {}, {}, {}, {}
 for r = 0, count - 1 do
   local a = 1 + r * stride
   local g, f = ARGV[a + 2], ARGV[a + 12]
   table.insert(ids, ARGV[a + 1])
   table.insert(sf, 'ep' .. ARGV[a + 3] .. '_evaluated')
-  for _, x in ipairs({':evaluated', ':known', ':done', ':n'}) do table.insert(gf, g .. x) end
+  for _, x in ipairs({':evaluated', ':known', ':done', ':n', ':accepted'}) do table.insert(gf, g .. x) end
   for _, x in ipairs({'|n', '|stable', '|hits', '|emin', '|emax'}) do table.insert(cf, f .. x) end
   table.insert(isf, ARGV[a + 4] .. ':n')
   table.insert(isf, ARGV[a + 4] .. ':sum')
@@ -390,6 +398,19 @@ load(comps, cf)
 load(islands, isf)
 
 local budget, episodes = num('budget'), num('episodes')
+local ordered = num('ordered') == 1
+
+-- inTurn says whether an ordered campaign may record this evaluation now.
+local function inTurn(id, g, seed, position)
+  if seed then return num('seeds_evaluated') == position end
+  local acc = hget(gens, g .. ':accepted')
+  if not acc then return true end
+  local ids = cjson.decode(acc)
+  for i = 2, #ids do
+    if ids[i] == id then return hnum(gens, g .. ':evaluated') == i - 2 end
+  end
+  return true
+end
 local pools, poolOrder, finds, curve = {}, {}, {}, {}
 
 local function record(a, success, failure)
@@ -398,6 +419,7 @@ local function record(a, success, failure)
   if prev then return 'dup;' .. prev end
   local g, ep, island = ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
   local seed, score = ARGV[a + 5] == '1', ARGV[a + 6]
+  if ordered and not inTurn(id, g, seed, tonumber(ARGV[a + 18])) then return 'wait' end
   local feasible, stable, valid = ARGV[a + 7] == '1', ARGV[a + 8] == '1', ARGV[a + 9] == '1'
   local known, novel, formula, ehull = ARGV[a + 10] == '1', ARGV[a + 11] == '1', ARGV[a + 12], ARGV[a + 13]
   local flags = {}

@@ -5,7 +5,9 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
@@ -25,6 +27,26 @@ func Oracle(dataDir string, workers int) (*oracle.Oracle, evaluator.Oracle, erro
 		return nil, nil, err
 	}
 	return o, evaluator.HierarchicalOracle{Oracle: o}, nil
+}
+
+// RelaxingOracle opens the hierarchical oracle and its relax tier (the
+// M3GNet potential, MP's corrections and elemental references, with the
+// relax tier's default options), in parallel, for evaluators with the
+// relax role.
+func RelaxingOracle(dataDir string, workers int) (*oracle.Oracle, evaluator.RelaxOracle, error) {
+	var (
+		o          *oracle.Oracle
+		r          *oracle.Relaxer
+		oErr, rErr error
+		wg         sync.WaitGroup
+	)
+	wg.Go(func() { o, oErr = oracle.Open(dataDir, oracle.Options{Workers: workers}) })
+	wg.Go(func() { r, rErr = oracle.OpenRelaxer(dataDir, oracle.RelaxOptions{}) })
+	wg.Wait()
+	if err := errors.Join(oErr, rErr); err != nil {
+		return nil, nil, err
+	}
+	return o, evaluator.RelaxingOracle{HierarchicalOracle: evaluator.HierarchicalOracle{Oracle: o}, Relaxer: r}, nil
 }
 
 // Reference loads the reference tables alone (what a proposer needs).

@@ -17,9 +17,9 @@ type File struct {
 	// is a CSV assembled from them: the first whole, the following without
 	// their header line.
 	Parts []string
-	// Required marks the files the oracle loads; the others (an extra
-	// checkpoint, the interatomic potential, tables only some commands
-	// read) are fetched too but may be absent.
+	// Required marks the files the oracle and its relax tier load; the
+	// others (an extra checkpoint, tables only some commands read) are
+	// fetched too but may be absent.
 	Required bool
 	// Derived, set for a file without a byte-exact public copy, says how it
 	// was made from its public source (columns selected, a spreadsheet
@@ -78,11 +78,11 @@ var manifest = []File{
 	{Path: "data/llema_tasks.csv", Size: 2594, SHA256: "ede3b32dd8f18c707d5d30a747ee0f4492b8e293bf2a22fdfc965b0b05d4bbc4",
 		Parts: []string{llema + "all_tasks.csv"}},
 	{Path: "data/mp_elemental_reference_entries.json.gz", Size: 6350, SHA256: "9fd6ef848a91c88840a0d1709b5856d0edb4af22095237e59db52f2acd6bbf79",
-		Parts: []string{mbd + "2023-02-07-mp-elemental-reference-entries.json.gz"}},
+		Parts: []string{mbd + "2023-02-07-mp-elemental-reference-entries.json.gz"}, Required: true},
 	{Path: "data/MP2020Compatibility.yaml", Size: 1555, SHA256: "90a5af2132c8eb85be1da4d89c2a78b58e045528bcba1189fa5ec356fb8e6d9a",
-		Parts: []string{pymatgen + "MP2020Compatibility.yaml"}},
+		Parts: []string{pymatgen + "MP2020Compatibility.yaml"}, Required: true},
 	{Path: "data/MPCompatibility.yaml", Size: 2206, SHA256: "76c87cc94820b3fc008ecf6c711e86e54f2157806b4548e7193db8c081df61eb",
-		Parts: []string{pymatgen + "MPCompatibility.yaml"}},
+		Parts: []string{pymatgen + "MPCompatibility.yaml"}, Required: true},
 	{Path: "data/mp_dielectric_petousis2017.csv", Size: 2112384, SHA256: "2eb7f7c7d18460bcf2abd2a5a237d3f62105df13b2e5972a6dc49d471f69219b",
 		Derived: "columns of " + matminer + "dielectric_constant.csv, selected and renamed"},
 	{Path: "data/mp_piezo_dejong2015.csv", Size: 1129841, SHA256: "b7386ab80aef2a78d3914f3798756c3440f75b76d8ec22a6a0f4a5219f71ca50",
@@ -110,9 +110,9 @@ var manifest = []File{
 		Parts: []string{cgcnn + "pre-trained/final-energy-per-atom.pth.tar"}},
 
 	{Path: "models/m3gnet/M3GNet-MP-2021.2.8-PES/model.json", Size: 5211, SHA256: "05e7db8676ceb37eb07848aff49c556b188699e1035f3df0cbbf1a2c4959148f",
-		Parts: []string{matgl + "model.json"}},
+		Parts: []string{matgl + "model.json"}, Required: true},
 	{Path: "models/m3gnet/M3GNet-MP-2021.2.8-PES/state.pt", Size: 1228529, SHA256: "a9aa723705bd1a242ec8749332f137811c4a94e17995a564f8f94a9aca68061b",
-		Parts: []string{matgl + "state.pt"}},
+		Parts: []string{matgl + "state.pt"}, Required: true},
 }
 
 // Files returns every file of a data directory, tables first.

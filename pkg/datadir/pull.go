@@ -93,7 +93,9 @@ func (e *HTTPError) Error() string { return "GET " + e.URL + ": " + e.Status }
 // final name, and running Pull again resumes with the files still missing.
 // A table published in parts (train, validation and test splits) is
 // assembled from them: the first part whole, the following without their
-// header line. A failure (an HTTP error, a checksum mismatch) does not stop
+// header line. A derived file (File.Derived) without a mirror is reported
+// as failed with ErrNoPublicCopy but is not an error of the pull. A failure
+// (an HTTP error, a checksum mismatch) does not stop
 // the other files; the error joins one *FileError per failed file, and a
 // cancelled context stops the pull.
 func Pull(ctx context.Context, dir string, opt PullOptions) error {
@@ -120,9 +122,10 @@ func Pull(ctx context.Context, dir string, opt PullOptions) error {
 			continue
 		}
 		if f.Derived != "" && opt.Mirror == "" {
+			// Reported, but not an error of the pull: no command needs
+			// these tables, and nothing public would give the same bytes.
 			err := &FileError{Path: f.Path, Err: fmt.Errorf("%w: %s; pull it with --mirror from a data directory that has it", ErrNoPublicCopy, f.Derived)}
 			emit(Event{Kind: EventFail, File: f, Err: err})
-			errs = append(errs, err)
 			continue
 		}
 		emit(Event{Kind: EventStart, File: f, Replacing: st.State != Missing})

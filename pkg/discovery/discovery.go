@@ -128,29 +128,88 @@ func Rate(n, of int) float64 {
 	return float64(n) / float64(of)
 }
 
-// AUDC is MADE's normalised area under the discovery curve (§4.4):
+// AUDC is MADE's normalised area under the discovery curve (§4.4): the
+// area under N_stable(t), the number of discoveries among the first t
+// queries of a budget of B, normalised by B²/2, the area under the ideal
+// curve N(t) = t of a discovery at every query. The curve is the count
+// linearly interpolated between queries, from N(0) = 0:
 //
-//	AUDC = Σ_{t=1}^{B} N_stable(t) / (B²/2),
+//	AUDC = ∫₀^B N(t) dt / (B²/2) = Σ_{t=1}^{B} (N(t−1) + N(t))/2 / (B²/2)
+//	     = Σ_k (B − t_k + ½) / (B²/2),
 //
-// N_stable(t) the number of discoveries among the first t queries of a
-// budget of B. discoveryIndices are the 1-based query indices t_k at which
-// discoveries were made, so Σ_t N_stable(t) = Σ_k (B − t_k + 1); indices
-// outside [1, B] are ignored. Finding the same number early scores higher
-// than late: one discovery at the first query gives 2/B, at the last 2/B².
-// A discovery at every query gives (B + 1)/B, just above 1. A budget below
-// 1 gives 0.
+// t_k the 1-based query indices at which discoveries were made
+// (discoveryIndices; repeats and indices outside [1, B] are ignored). It
+// lies in [0, 1]: 1 for a discovery at every query, 0 for none; one
+// discovery at the first query gives (2B − 1)/B², at the last 1/B². A
+// budget below 1 gives 0.
 func AUDC(discoveryIndices []int, budget int) float64 {
 	if budget < 1 {
 		return 0
 	}
-	area := 0
+	seen := make(map[int]bool, len(discoveryIndices))
+	area := 0.0
 	for _, t := range discoveryIndices {
-		if t >= 1 && t <= budget {
-			area += budget - t + 1
+		if t >= 1 && t <= budget && !seen[t] {
+			seen[t] = true
+			area += float64(budget-t) + 0.5
 		}
 	}
 	b := float64(budget)
-	return float64(area) / (b * b / 2)
+	return area / (b * b / 2)
+}
+
+// EpisodeYield is MADE's per-episode discovery yield (§4.4): an episode's
+// budget B_k, the queries it spent, its new stable discoveries N_k, and
+// its AUDC and SDE over its own budget.
+type EpisodeYield = messages.EpisodeYield
+
+// Episodes splits a campaign's discovery curve into its episodes. budgets
+// are the episodes' budgets in order (episode k spans the campaign's
+// queries after the first B_0 + … + B_{k−1}, as episodes follow each
+// other), evaluated the queries the campaign spent, discoveryIndices the
+// campaign's 1-based query indices of discoveries.
+func Episodes(discoveryIndices []int, budgets []int, evaluated int) []EpisodeYield {
+	out := make([]EpisodeYield, len(budgets))
+	start := 0
+	for k, b := range budgets {
+		b = max(b, 0)
+		y := EpisodeYield{Episode: k, Budget: b, Evaluated: min(max(evaluated-start, 0), b)}
+		var local []int
+		for _, t := range discoveryIndices {
+			if t > start && t <= start+b {
+				local = append(local, t-start)
+			}
+		}
+		y.NStable = len(local)
+		y.AUDC = AUDC(local, b)
+		y.SDE = SDE(y.NStable, b)
+		out[k] = y
+		start += b
+	}
+	return out
+}
+
+// Slope is the least-squares slope of ys against their index 0, 1, …
+// (MADE §4.4: the cross-episode learning slope of N_stable against the
+// episode index). It needs two points: ok is false with fewer.
+func Slope(ys []float64) (slope float64, ok bool) {
+	n := len(ys)
+	if n < 2 {
+		return 0, false
+	}
+	xm := float64(n-1) / 2
+	ym := 0.0
+	for _, y := range ys {
+		ym += y
+	}
+	ym /= float64(n)
+	num, den := 0.0, 0.0
+	for i, y := range ys {
+		dx := float64(i) - xm
+		num += dx * (y - ym)
+		den += dx * dx
+	}
+	return num / den, true
 }
 
 // SDE is MADE's stable discovery efficiency (§4.4), SDE = N_stable / B:

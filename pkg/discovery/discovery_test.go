@@ -14,18 +14,20 @@ func TestAUDC(t *testing.T) {
 		budget  int
 		want    float64
 	}{
-		// N(t) = 1, 1, 2, 2: area 6 over 4²/2 = 8.
-		{"hand-computed curve", []int{1, 3}, 4, 0.75},
-		// N(t) = 0, 0, 0, 1.
-		{"one discovery at the last query", []int{4}, 4, 1.0 / 8},
-		// N(t) = t: area B(B+1)/2, normalised (B+1)/B.
-		{"every query a discovery", []int{1, 2, 3, 4}, 4, 10.0 / 8},
-		{"one discovery first, B = 40", []int{1}, 40, 2.0 / 40},
-		{"one discovery last, B = 40", []int{40}, 40, 2.0 / 1600},
-		// MADE's B = 40 with discoveries at 5, 10, 20: 36 + 31 + 21 = 88.
-		{"MADE budget", []int{5, 10, 20}, 40, 88.0 / 800},
-		{"order does not matter", []int{3, 1}, 4, 0.75},
-		{"indices outside [1, B] are ignored", []int{0, -2, 5, 3}, 4, 2.0 / 8},
+		// N(t) = 0→1, 1, 1→2, 2: trapezoids ½ + 1 + 3/2 + 2 = 5 over 4²/2 = 8.
+		{"hand-computed curve", []int{1, 3}, 4, 5.0 / 8},
+		// N(t) = 0, 0, 0, 0→1: one half-unit triangle.
+		{"one discovery at the last query", []int{4}, 4, 0.5 / 8},
+		// N(t) = t: the ideal curve, area B²/2.
+		{"every query a discovery", []int{1, 2, 3, 4}, 4, 1},
+		{"every query a discovery, B = 40", seq(40), 40, 1},
+		{"one discovery first, B = 40", []int{1}, 40, 39.5 / 800},
+		{"one discovery last, B = 40", []int{40}, 40, 0.5 / 800},
+		// MADE's B = 40 with discoveries at 5, 10, 20: 35.5 + 30.5 + 20.5 = 86.5.
+		{"MADE budget", []int{5, 10, 20}, 40, 86.5 / 800},
+		{"order does not matter", []int{3, 1}, 4, 5.0 / 8},
+		{"indices outside [1, B] are ignored", []int{0, -2, 5, 3}, 4, 1.5 / 8},
+		{"repeats are ignored", []int{1, 1, 3, 3}, 4, 5.0 / 8},
 		{"no discoveries", nil, 40, 0},
 		{"no budget", []int{1}, 0, 0},
 	}
@@ -37,6 +39,63 @@ func TestAUDC(t *testing.T) {
 	// Earlier is better: the same count found sooner scores higher.
 	if AUDC([]int{1, 2}, 10) <= AUDC([]int{9, 10}, 10) {
 		t.Error("AUDC does not reward early discoveries")
+	}
+	// Never above 1, whatever the indices.
+	if a := AUDC(append(seq(300), seq(300)...), 300); a > 1 {
+		t.Errorf("AUDC %v above 1", a)
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+func TestEpisodes(t *testing.T) {
+	// Budgets 4, 4, 2 over 10 queries; discoveries at 1, 3 (episode 0),
+	// 8 (episode 1: local index 4), 9, 10 (episode 2: 1, 2).
+	ys := Episodes([]int{1, 3, 8, 9, 10}, []int{4, 4, 2}, 10)
+	want := []EpisodeYield{
+		{Episode: 0, Budget: 4, Evaluated: 4, NStable: 2, AUDC: 5.0 / 8, SDE: 0.5},
+		{Episode: 1, Budget: 4, Evaluated: 4, NStable: 1, AUDC: 0.5 / 8, SDE: 0.25},
+		{Episode: 2, Budget: 2, Evaluated: 2, NStable: 2, AUDC: 1, SDE: 1},
+	}
+	if len(ys) != len(want) {
+		t.Fatalf("got %d episodes", len(ys))
+	}
+	for i := range ys {
+		if ys[i] != want[i] {
+			t.Errorf("episode %d: %+v, want %+v", i, ys[i], want[i])
+		}
+	}
+	// A campaign that stopped early: the last episode spent less.
+	if ys := Episodes(nil, []int{4, 4}, 5); ys[0].Evaluated != 4 || ys[1].Evaluated != 1 {
+		t.Errorf("short campaign: %+v", ys)
+	}
+}
+
+func TestSlope(t *testing.T) {
+	tests := []struct {
+		ys   []float64
+		want float64
+		ok   bool
+	}{
+		{[]float64{1, 3, 5}, 2, true},
+		{[]float64{4, 4, 4, 4}, 0, true},
+		{[]float64{3, 1}, -2, true},
+		// Least squares through (0,1), (1,2), (2,1), (3,4): slope 0.8.
+		{[]float64{1, 2, 1, 4}, 0.8, true},
+		{[]float64{7}, 0, false},
+		{nil, 0, false},
+	}
+	for _, tc := range tests {
+		got, ok := Slope(tc.ys)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Slope(%v) = %v, %v; want %v, %v", tc.ys, got, ok, tc.want, tc.ok)
+		}
 	}
 }
 

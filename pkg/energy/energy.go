@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -371,4 +372,16 @@ func each(n, workers int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// ParseScheme reads a correction scheme's name: "legacy" or "mp2020" (any
+// case).
+func ParseScheme(name string) (mpcompat.Scheme, error) {
+	switch strings.ToLower(name) {
+	case "legacy":
+		return mpcompat.Legacy, nil
+	case "mp2020":
+		return mpcompat.MP2020, nil
+	}
+	return 0, fmt.Errorf("correction scheme %q: want legacy or mp2020", name)
 }

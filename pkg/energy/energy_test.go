@@ -13,6 +13,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/m3gnet"
+	"github.com/crucible-sci/crucible/pkg/mpcompat"
 	"github.com/crucible-sci/crucible/pkg/reference"
 	"github.com/crucible-sci/crucible/pkg/relax"
 )
@@ -189,5 +190,27 @@ func TestReferenceHullOrphan(t *testing.T) {
 	}
 	if !errors.Is(err, ErrNoHull) || !strings.Contains(err.Error(), "Xe") {
 		t.Errorf("XeF2: %v, want ErrNoHull naming Xe", err)
+	}
+}
+
+func TestOutputNames(t *testing.T) {
+	if got := OutputNames([]string{"a/x.cif", "b/x.json", "POSCAR", "y.cif"}); strings.Join(got, " ") != "x-1 x-2 POSCAR y" {
+		t.Errorf("output names %v", got)
+	}
+}
+
+func TestParseScheme(t *testing.T) {
+	for name, want := range map[string]mpcompat.Scheme{"legacy": mpcompat.Legacy, "MP2020": mpcompat.MP2020, "mp2020": mpcompat.MP2020} {
+		got, err := ParseScheme(name)
+		if err != nil || got != want {
+			t.Errorf("%s: %v, %v", name, got, err)
+		}
+	}
+	if _, err := ParseScheme("gga"); err == nil {
+		t.Error("gga: no error")
+	}
+	c := New(nil, nil, nil)
+	if c.Scheme() != mpcompat.Legacy || c.WithScheme(mpcompat.MP2020).Scheme() != mpcompat.MP2020 || c.Scheme() != mpcompat.Legacy {
+		t.Error("WithScheme changed the original or did not apply")
 	}
 }

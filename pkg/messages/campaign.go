@@ -51,6 +51,37 @@ type GeneratorSpec struct {
 	MaxLLMCalls int `json:"max_llm_calls,omitempty"`
 }
 
+// Oracle tiers a campaign may choose (CampaignSpec.Oracle).
+const (
+	// OracleScreen evaluates every candidate as proposed: CGCNN and the
+	// reference tables on the unrelaxed structure.
+	OracleScreen = "screen"
+	// OracleRelax screens every candidate, then relaxes those that pass
+	// the screen (ScreenSpec) with the M3GNet potential and evaluates the
+	// relaxed structure, whose numbers replace the screened ones.
+	OracleRelax = "relax"
+)
+
+// ScreenSpec says which screened candidates a relax oracle relaxes: those
+// that could still meet every constraint and be stable once relaxed.
+type ScreenSpec struct {
+	// MaxEAboveHull is the largest screened energy above the hull
+	// (eV/atom) of a candidate that is relaxed.
+	MaxEAboveHull float64 `json:"max_e_above_hull"`
+	// ErrorMultiple is how many of the screen's errors (a value's
+	// uncertainty plus its tie spread) a screened value may miss its
+	// constraint by and still be relaxed; 0 relaxes only screened hits.
+	ErrorMultiple *float64 `json:"error_multiple,omitempty"`
+}
+
+// Multiple is ErrorMultiple, DefaultScreenErrorMultiple when unset.
+func (s ScreenSpec) Multiple() float64 {
+	if s.ErrorMultiple == nil {
+		return DefaultScreenErrorMultiple
+	}
+	return *s.ErrorMultiple
+}
+
 // DefaultLLMCallsPerSlot is the default LLM call budget per generation the
 // evaluation budget needs (GeneratorSpec.MaxLLMCalls): room for answers
 // without a usable candidate and for retries.
@@ -71,9 +102,16 @@ const (
 	// generations are LLM calls of seconds each, this many at once, as
 	// many as an LLM client sends at once by default.
 	DefaultLLMMaxInFlight = 4
-	MaxBudget             = 1_000_000
-	MaxIslands            = 64
-	MaxBatchSize          = 64
+	// DefaultOracle is the oracle of a campaign that names none.
+	DefaultOracle = OracleScreen
+	// DefaultScreenMaxEAboveHull (eV/atom): CGCNN's formation-energy error
+	// on unrelaxed candidates is about 0.17 eV/atom, so a screened E_hull
+	// up to 0.3 may still relax to stability.
+	DefaultScreenMaxEAboveHull = 0.3
+	DefaultScreenErrorMultiple = 1.0
+	MaxBudget                  = 1_000_000
+	MaxIslands                 = 64
+	MaxBatchSize               = 64
 )
 
 // CampaignSpec is what a user submits: a task and how to search for it.
@@ -100,6 +138,10 @@ type CampaignSpec struct {
 	// StabilityThreshold is the energy above hull (eV/atom) at or below
 	// which a candidate counts as stable.
 	StabilityThreshold float64 `json:"stability_threshold"`
+	// Oracle is the oracle's tiers: OracleScreen or OracleRelax.
+	Oracle string `json:"oracle"`
+	// Screen chooses the candidates a relax oracle relaxes.
+	Screen ScreenSpec `json:"screen"`
 	// Seed makes the campaign's random choices reproducible.
 	Seed uint64 `json:"seed"`
 	// PoolSize bounds each island's success and failure pools.
@@ -111,6 +153,16 @@ type CampaignSpec struct {
 	// proposer replica's bound per endpoint (--llm-concurrency), shared by
 	// all its campaigns.
 	MaxInFlight int `json:"max_in_flight"`
+	// Ordered makes the campaign a function of its spec and seed: one
+	// generation at a time (max_in_flight 1), evaluations recorded in the
+	// order of their candidates, each candidate's stability judged
+	// against the campaign's finds as of its proposal. Whatever the
+	// brokers' timing and the number of evaluators, the same spec and
+	// seed give the same candidates, values and counters — with the
+	// evolve generator and a memory bank in the same state (an LLM does
+	// not repeat itself). It costs the overlap of proposing and
+	// evaluating.
+	Ordered bool `json:"ordered,omitempty"`
 	// ReflectionWindow is W, the most recent reflections a prompt shows.
 	ReflectionWindow int `json:"reflection_window"`
 	// SeedFormulas optionally names the known materials islands start
@@ -140,6 +192,9 @@ func (c *CampaignSpec) ApplyDefaults() {
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
 	setDefault(&c.PoolSize, DefaultPoolSize)
+	if c.Ordered {
+		setDefault(&c.MaxInFlight, 1)
+	}
 	if c.Generator.Kind == GeneratorLLM {
 		setDefault(&c.MaxInFlight, DefaultLLMMaxInFlight)
 	}
@@ -150,6 +205,16 @@ func (c *CampaignSpec) ApplyDefaults() {
 	}
 	if c.MemoryContext == "" {
 		c.MemoryContext = MemoryContextOf(c.Task.Name)
+	}
+	if c.Oracle == "" {
+		c.Oracle = DefaultOracle
+	}
+	if c.Screen.MaxEAboveHull == 0 {
+		c.Screen.MaxEAboveHull = DefaultScreenMaxEAboveHull
+	}
+	if c.Screen.ErrorMultiple == nil {
+		m := DefaultScreenErrorMultiple
+		c.Screen.ErrorMultiple = &m
 	}
 }
 
@@ -217,11 +282,25 @@ func (c *CampaignSpec) Validate() error {
 			return invalid("campaign."+f.name, "%d outside [%d, %d]", f.v, f.lo, f.h)
 		}
 	}
+	if c.Ordered && c.MaxInFlight != 1 {
+		return invalid("campaign.max_in_flight", "%d: an ordered campaign runs one generation at a time", c.MaxInFlight)
+	}
 	if c.Episodes > c.Budget {
 		return invalid("campaign.episodes", "%d episodes for a budget of %d evaluations", c.Episodes, c.Budget)
 	}
 	if t := c.StabilityThreshold; !(t > 0) || t > 10 {
 		return invalid("campaign.stability_threshold", "%v eV/atom outside (0, 10]", t)
+	}
+	switch c.Oracle {
+	case OracleScreen, OracleRelax:
+	default:
+		return invalid("campaign.oracle", "%q, want %q or %q", c.Oracle, OracleScreen, OracleRelax)
+	}
+	if t := c.Screen.MaxEAboveHull; !(t > 0) || t > 10 {
+		return invalid("campaign.screen.max_e_above_hull", "%v eV/atom outside (0, 10]", t)
+	}
+	if m := c.Screen.Multiple(); !(m >= 0) || m > 10 {
+		return invalid("campaign.screen.error_multiple", "%v outside [0, 10]", m)
 	}
 	if c.MemoryContext != "" && !campaignIDPattern.MatchString(c.MemoryContext) {
 		return invalid("campaign.memory_context", "%q: want letters, digits, '-' or '_'", c.MemoryContext)

@@ -91,11 +91,83 @@ type Evaluation struct {
 	// not stable, never a reference phase of the campaign's hull. The
 	// judge reports it in a verdict.
 	HullOutlier bool `json:"hull_outlier,omitempty"`
+	// Tier is the oracle tier whose numbers the evaluation carries:
+	// TierScreen or TierRelax ("" from evaluators that predate tiers).
+	Tier string `json:"tier,omitempty"`
+	// Screened, on a relaxed evaluation, are the screen's numbers that the
+	// relaxed ones replaced.
+	Screened *ScreenedValues `json:"screened,omitempty"`
+	// Relaxation, on a relaxed evaluation, is the relaxation and the
+	// relaxed structure.
+	Relaxation *Relaxation `json:"relaxation,omitempty"`
 	// Unsupported lists constrained properties no oracle provides.
 	Unsupported   []string  `json:"unsupported,omitempty"`
 	Evaluator     string    `json:"evaluator"`
 	OracleSeconds float64   `json:"oracle_seconds"`
 	EvaluatedAt   time.Time `json:"evaluated_at"`
+}
+
+// Oracle tiers of an evaluation (Evaluation.Tier).
+const (
+	TierScreen = "screen"
+	TierRelax  = "relax"
+)
+
+// ScreenedValues are the screen's numbers of a candidate that was then
+// relaxed: the fields of the same names of its screened evaluation.
+type ScreenedValues struct {
+	Properties    map[string]PropertyValue `json:"properties,omitempty"`
+	EAboveHull    *float64                 `json:"e_above_hull,omitempty"`
+	HullEnergy    *float64                 `json:"hull_energy_per_atom,omitempty"`
+	Decomposition map[string]float64       `json:"decomposition,omitempty"`
+	Margins       []Margin                 `json:"margins,omitempty"`
+	Score         float64                  `json:"score"`
+	Feasible      bool                     `json:"feasible"`
+	Stable        bool                     `json:"stable"`
+	OracleSeconds float64                  `json:"oracle_seconds"`
+}
+
+// ScreenedOf returns the numbers of a screened evaluation.
+func ScreenedOf(e *Evaluation) *ScreenedValues {
+	return &ScreenedValues{
+		Properties: e.Properties, EAboveHull: e.EAboveHull, HullEnergy: e.HullEnergy, Decomposition: e.Decomposition,
+		Margins: e.Margins, Score: e.Score, Feasible: e.Feasible, Stable: e.Stable, OracleSeconds: e.OracleSeconds,
+	}
+}
+
+// Relaxation is how a candidate's structure was relaxed (the relax tier:
+// the M3GNet potential, FIRE on positions and cell).
+type Relaxation struct {
+	// Structure is the relaxed structure.
+	Structure Structure `json:"structure"`
+	// Converged: the largest force (and cell force) fell below FMax
+	// within the step limit; Steps is the number of FIRE steps.
+	Converged bool    `json:"converged"`
+	Steps     int     `json:"steps"`
+	FMax      float64 `json:"fmax"`
+	// InitialEnergy and Energy are the total energies (eV) of the
+	// structure as proposed and as relaxed; EnergyPerAtom is Energy per
+	// atom.
+	InitialEnergy float64 `json:"initial_energy"`
+	Energy        float64 `json:"energy"`
+	EnergyPerAtom float64 `json:"energy_per_atom"`
+	// FormationEnergy is the relaxed formation energy per atom (eV/atom)
+	// with MP's elemental references and the corrections of Scheme.
+	FormationEnergy float64 `json:"formation_energy_per_atom"`
+	Scheme          string  `json:"scheme"`
+	// Seconds is the time the relaxation and the evaluation of the
+	// relaxed structure took.
+	Seconds float64 `json:"seconds"`
+}
+
+// FinalStructure is the structure the evaluation's numbers describe: the
+// relaxed one when the candidate was relaxed, else the candidate's. It is
+// the structure exported.
+func (e *Evaluation) FinalStructure() Structure {
+	if e.Relaxation != nil {
+		return e.Relaxation.Structure
+	}
+	return e.Candidate.Structure
 }
 
 // MsgID is the evaluation's deterministic message id.
@@ -147,10 +219,55 @@ func (e *Evaluation) Validate() error {
 	if n := e.Novelty; n != nil && !slices.Contains(NoveltyClasses, n.Class) {
 		return invalid("evaluation.novelty.class", "%q is none of %v", n.Class, NoveltyClasses)
 	}
+	switch e.Tier {
+	case "", TierScreen:
+		if e.Relaxation != nil || e.Screened != nil {
+			return invalid("evaluation.tier", "%q with a relaxation", e.Tier)
+		}
+	case TierRelax:
+		if e.Relaxation == nil || e.Screened == nil {
+			return invalid("evaluation.tier", "relax without the relaxation and the screened values")
+		}
+		if err := e.Relaxation.Structure.validate("evaluation.relaxation.structure"); err != nil {
+			return err
+		}
+	default:
+		return invalid("evaluation.tier", "%q, want %q or %q", e.Tier, TierScreen, TierRelax)
+	}
 	for name, p := range e.Properties {
 		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
 			return invalid("evaluation.properties."+name+".value", "%v", p.Value)
 		}
+	}
+	return nil
+}
+
+// RelaxJob asks the relax tier to relax a screened candidate
+// (OracleRelax): its evaluation by the screen, which the relaxed one
+// replaces.
+type RelaxJob struct {
+	Schema   int        `json:"schema"`
+	Campaign string     `json:"campaign"`
+	Screened Evaluation `json:"screened"`
+	QueuedAt time.Time  `json:"queued_at"`
+}
+
+// MsgID is the job's deterministic message id: one job per candidate.
+func (j *RelaxJob) MsgID() string { return "relax/" + j.Screened.ID }
+
+// Validate names the bad field.
+func (j *RelaxJob) Validate() error {
+	if err := checkSchema("relax_job", j.Schema); err != nil {
+		return err
+	}
+	if err := j.Screened.Validate(); err != nil {
+		return err
+	}
+	if j.Campaign != j.Screened.Campaign {
+		return invalid("relax_job.campaign", "%q differs from the evaluation's campaign %q", j.Campaign, j.Screened.Campaign)
+	}
+	if j.Screened.Tier == TierRelax {
+		return invalid("relax_job.screened.tier", "already relaxed")
 	}
 	return nil
 }

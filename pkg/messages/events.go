@@ -78,6 +78,7 @@ const (
 // Counters are a campaign's running totals. Seeds are counted only in
 // Seeds; every other counter covers proposed candidates only.
 type Counters struct {
+	// Proposed counts candidates published for evaluation.
 	Proposed    int `json:"proposed"`
 	Evaluated   int `json:"evaluated"`
 	Valid       int `json:"valid"`
@@ -91,9 +92,15 @@ type Counters struct {
 	// EmptyGenerations produced no publishable candidate.
 	EmptyGenerations int `json:"empty_generations"`
 	// Rejected counts candidates a generator produced but the proposer did
-	// not publish (invalid, duplicate, against a directive).
-	Rejected         int `json:"rejected"`
-	Discoveries      int `json:"discoveries"`
+	// not publish (invalid, against the task's rules or a directive, a
+	// duplicate); a generator's failure to answer is no candidate.
+	Rejected int `json:"proposals_rejected"`
+	// RejectedKnown counts those of them whose reduced formula is in the
+	// reference data (memorisation before filtering, LLEMA §4.2).
+	RejectedKnown int `json:"proposals_rejected_known"`
+	Discoveries   int `json:"discoveries"`
+	// JudgeRejected counts the judge's rejections (verdicts.jsonl).
+	JudgeRejected    int `json:"judge_rejected"`
 	LLMCalls         int `json:"llm_calls"`
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -104,51 +111,96 @@ type Counters struct {
 	LLMRequests int `json:"llm_requests,omitempty"`
 }
 
-// ParetoPoint is a candidate on the Pareto front of the constraint margins.
+// ParetoPoint is a candidate on the campaign's Pareto front: its raw
+// values of the task's properties (the front's coordinates), its
+// constraint margins and score.
 type ParetoPoint struct {
-	ID      string             `json:"id"`
-	Formula string             `json:"formula"`
-	Margins map[string]float64 `json:"margins"`
-	Score   float64            `json:"score"`
+	ID         string             `json:"id"`
+	Formula    string             `json:"formula"`
+	Values     map[string]float64 `json:"values"`
+	EAboveHull *float64           `json:"e_above_hull,omitempty"`
+	Margins    map[string]float64 `json:"margins"`
+	Score      float64            `json:"score"`
 }
 
-// Summary is the final account of a campaign (LLEMA §3.2 and MADE §4.4
-// metrics).
+// ParetoObjective is an axis of the Pareto front: a property and which
+// way is better ("max", "min", or "target": closest to Target).
+type ParetoObjective struct {
+	Property string  `json:"property"`
+	Sense    string  `json:"sense"`
+	Target   float64 `json:"target,omitempty"`
+}
+
+// EpisodeYield is MADE's discovery yield of one episode (§4.4): its budget,
+// the queries it spent, its new stable discoveries and their AUDC and SDE
+// over the episode's budget.
+type EpisodeYield struct {
+	Episode   int     `json:"episode"`
+	Budget    int     `json:"budget"`
+	Evaluated int     `json:"evaluated"`
+	NStable   int     `json:"n_stable"`
+	AUDC      float64 `json:"audc"`
+	SDE       float64 `json:"sde"`
+}
+
+// Summary is the final account of a campaign (LLEMA §3.2, §4.2 and MADE
+// §4.4 metrics). docs/summary.md documents every field.
 type Summary struct {
 	Campaign  string `json:"campaign"`
 	Task      string `json:"task"`
 	Generator string `json:"generator"`
 	State     string `json:"state"`
 	Counters
+	// Generated = Proposed + Rejected: every candidate a generator
+	// produced, published or not (LLEMA's denominator).
+	Generated int `json:"generated"`
 	// HitRate = hits / evaluated; StabilityRate = stable hits / evaluated
 	// (LLEMA's "stability": hits with E_hull below the threshold).
 	HitRate       float64 `json:"hit_rate"`
 	StabilityRate float64 `json:"stability_rate"`
 	// MemorizationRate = candidates whose formula is in the reference data
-	// / evaluated (LLEMA §4.2).
+	// / evaluated.
 	MemorizationRate float64 `json:"memorization_rate"`
+	// The same rates over every generated candidate, as LLEMA reports
+	// them (§4.2): a rejected proposal counts as generated and not a hit,
+	// and as memorised when its formula is known.
+	HitRateGenerated          float64 `json:"hit_rate_generated"`
+	StabilityRateGenerated    float64 `json:"stability_rate_generated"`
+	MemorizationRateGenerated float64 `json:"memorization_rate_generated"`
 	// MemorizationByGeneration is the memorisation rate of each generation
 	// with evaluations, in order (LLEMA Fig. 4 and Fig. 7); a campaign of
 	// more generations than fit a status message reports consecutive
 	// blocks of generations instead.
 	MemorizationByGeneration []float64 `json:"memorization_by_generation,omitempty"`
 	UniqueCompositions       int       `json:"unique_compositions"`
-	// SDE = stable novel discoveries per oracle query (MADE §4.4).
+	// NStable is MADE's N_stable: novel candidates within the stability
+	// threshold of the hull.
+	NStable int `json:"n_stable"`
+	// SDE = N_stable / budget (MADE §4.4).
 	SDE float64 `json:"sde"`
-	// AUDC is the area under the discovery curve normalised by B²/2.
-	AUDC           float64 `json:"audc"`
-	MeanEAboveHull float64 `json:"mean_e_above_hull"`
+	// AUDC is the area under the discovery curve over the budget,
+	// normalised by B²/2: in [0, 1] (MADE §4.4).
+	AUDC float64 `json:"audc"`
+	// Episodes are the per-episode yields; LearningSlope the least-squares
+	// slope of their N_stable against the episode index, null with fewer
+	// than two episodes.
+	Episodes       []EpisodeYield `json:"episodes"`
+	LearningSlope  *float64       `json:"learning_slope"`
+	MeanEAboveHull float64        `json:"mean_e_above_hull"`
+	// ParetoObjectives are the front's axes, from the task's constraints;
+	// ParetoFront the novel hits no other novel hit dominates on them.
 	// Judged counts the candidates the judge weighed (feasible and stable
 	// proposed candidates, and hull outliers) by "decision/class": the
 	// decision accepted or rejected, the class the evaluation's novelty
 	// class (new, new_polymorph, known_formula, known_structure,
 	// ordered_mixture), or below_hull for a hull outlier (a likely
 	// surrogate error), or unclassified. Empty classes are left out.
-	Judged          map[string]int `json:"judged,omitempty"`
-	ParetoFront     []ParetoPoint  `json:"pareto_front"`
-	TokensPerHit    float64        `json:"tokens_per_hit,omitempty"`
-	TokensPerStable float64        `json:"tokens_per_stable,omitempty"`
-	WallSeconds     float64        `json:"wall_seconds"`
+	Judged           map[string]int    `json:"judged,omitempty"`
+	ParetoObjectives []ParetoObjective `json:"pareto_objectives"`
+	ParetoFront      []ParetoPoint     `json:"pareto_front"`
+	TokensPerHit     float64           `json:"tokens_per_hit,omitempty"`
+	TokensPerStable  float64           `json:"tokens_per_stable,omitempty"`
+	WallSeconds      float64           `json:"wall_seconds"`
 	// PromptTokensPerCall and CompletionTokensPerCall are the LLM's mean
 	// tokens per answered call (LLEMA Table 10 reports 563 and 176).
 	PromptTokensPerCall     float64 `json:"prompt_tokens_per_call,omitempty"`

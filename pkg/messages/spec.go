@@ -31,10 +31,16 @@ type SpecSource struct {
 	// file holding one task (task.LoadFile). At most one of the two.
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
-	// ID, Budget, Islands, BatchSize, Episodes, TopK, Seed,
-	// StabilityThreshold and Generator's Kind, Model, Temperature and
-	// MaxLLMCalls replace the spec's; the others are ignored.
+	// ID, Budget, Islands, BatchSize, Episodes, TopK, MaxInFlight, Seed,
+	// StabilityThreshold, Oracle and Generator's Kind, Model, Temperature
+	// and MaxLLMCalls replace the spec's, and Ordered set sets it; the
+	// others are ignored.
 	Set CampaignSpec
+	// SeededID derives the id of a campaign without one from its seed
+	// ("<task slug>-s<seed>") instead of a random suffix, when the seed
+	// was given: a run that is reproduced gets the same ids. Only for a
+	// campaign alone on its servers (crucible local's embedded ones).
+	SeededID bool
 }
 
 // AssembleSpec builds the campaign of src, gives it a random seed and an
@@ -76,6 +82,7 @@ func AssembleSpec(src SpecSource) (*CampaignSpec, []task.Issue, error) {
 		return nil, nil, ErrNoTask
 	}
 	spec.override(&src.Set)
+	seeded := spec.Seed != 0
 	if spec.Seed == 0 {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -91,6 +98,9 @@ func AssembleSpec(src SpecSource) (*CampaignSpec, []task.Issue, error) {
 			slug = slug[:40]
 		}
 		spec.ID = slug + "-" + hex.EncodeToString(b[:])
+		if src.SeededID && seeded {
+			spec.ID = fmt.Sprintf("%s-s%d", slug, spec.Seed)
+		}
 	}
 	if spec.Budget == 0 {
 		return nil, issues, ErrNoBudget
@@ -134,6 +144,12 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	}
 	if o.Seed != 0 {
 		c.Seed = o.Seed
+	}
+	if o.Ordered {
+		c.Ordered = true
+	}
+	if o.Oracle != "" {
+		c.Oracle = o.Oracle
 	}
 }
 

@@ -120,3 +120,37 @@ func TestAssembleSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// The oracle's tiers and the screen: decoded strictly, defaulted, checked.
+func TestSpecOracle(t *testing.T) {
+	spec, _, err := AssembleSpec(SpecSource{File: writeFile(t, "c.yaml", specYAML)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Oracle != DefaultOracle || spec.Screen.MaxEAboveHull != DefaultScreenMaxEAboveHull || spec.Screen.Multiple() != DefaultScreenErrorMultiple {
+		t.Errorf("defaults: oracle %q, screen %+v", spec.Oracle, spec.Screen)
+	}
+	spec, _, err = AssembleSpec(SpecSource{File: writeFile(t, "c.yaml", specYAML+"oracle: relax\nscreen: {max_e_above_hull: 0.2, error_multiple: 0}\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.Oracle != OracleRelax || spec.Screen.MaxEAboveHull != 0.2 || spec.Screen.Multiple() != 0 {
+		t.Errorf("oracle %q, screen %+v (multiple %v): want relax, 0.2, 0", spec.Oracle, spec.Screen, spec.Screen.Multiple())
+	}
+	spec, _, err = AssembleSpec(SpecSource{File: writeFile(t, "c.yaml", specYAML+"oracle: relax\n"), Set: CampaignSpec{Oracle: OracleScreen}})
+	if err != nil || spec.Oracle != OracleScreen {
+		t.Errorf("a flag's oracle does not override the file's: %q, %v", spec.Oracle, err)
+	}
+	for extra, field := range map[string]string{
+		"oracle: dft\n":                    "campaign.oracle",
+		"screen: {max_e_above_hull: -1}\n": "campaign.screen.max_e_above_hull",
+		"screen: {error_multiple: -0.5}\n": "campaign.screen.error_multiple",
+		"screen: {max_e_above_hul: 0.2}\n": "unknown field",
+		"screen: {max_e_above_hull: 11}\n": "campaign.screen.max_e_above_hull",
+	} {
+		_, _, err := AssembleSpec(SpecSource{File: writeFile(t, "c.yaml", specYAML+extra)})
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%q: error %v, want one naming %s", extra, err, field)
+		}
+	}
+}

@@ -27,7 +27,13 @@ type docRow struct {
 // first cell is a name in backticks.
 func docTable(t *testing.T, heading string) map[string]docRow {
 	t.Helper()
-	data, err := os.ReadFile(specDoc)
+	return docTableIn(t, specDoc, heading)
+}
+
+// docTableIn reads the table of the section headed "## <heading>" of doc.
+func docTableIn(t *testing.T, doc, heading string) map[string]docRow {
+	t.Helper()
+	data, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +53,12 @@ func docTable(t *testing.T, heading string) map[string]docRow {
 		}
 		name := strings.Trim(cells[0], "`")
 		if _, dup := rows[name]; dup {
-			t.Errorf("%s: %s listed twice under %q", specDoc, name, heading)
+			t.Errorf("%s: %s listed twice under %q", doc, name, heading)
 		}
 		rows[name] = docRow{name: name, cells: cells[1:]}
 	}
 	if len(rows) == 0 {
-		t.Fatalf("%s: no table under %q", specDoc, heading)
+		t.Fatalf("%s: no table under %q", doc, heading)
 	}
 	return rows
 }
@@ -78,12 +84,17 @@ func walkFields(t reflect.Type, prefix string, index [][]int, leaf func(reflect.
 		if !f.IsExported() || name == "-" {
 			continue
 		}
+		idx := append(slices.Clone(index), []int{i})
+		ft := f.Type
+		if name == "" && f.Anonymous && ft.Kind() == reflect.Struct {
+			// An embedded struct's fields are inlined.
+			out = append(out, walkFields(ft, prefix, idx, leaf)...)
+			continue
+		}
 		if name == "" {
 			name = f.Name
 		}
 		path := prefix + name
-		idx := append(slices.Clone(index), []int{i})
-		ft := f.Type
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
@@ -105,7 +116,7 @@ func typeName(t reflect.Type, leaf func(reflect.Type) bool) string {
 	switch {
 	case t == timeType:
 		return "time"
-	case t.Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
 		return "object"
 	case t.Kind() == reflect.Slice:
 		return "list of " + typeName(t.Elem(), leaf) + "s"
@@ -198,6 +209,9 @@ func TestCampaignSpecDocumented(t *testing.T) {
 			continue
 		}
 		va, vb := fieldOf(reflect.ValueOf(a), f), fieldOf(reflect.ValueOf(b), f)
+		if va.Kind() == reflect.Pointer && !va.IsNil() && vb.Kind() == reflect.Pointer && !vb.IsNil() {
+			va, vb = va.Elem(), vb.Elem() // an optional number: its value
+		}
 		constant := va.IsValid() && !va.IsZero() && reflect.DeepEqual(va.Interface(), vb.Interface())
 		lit := literal.FindStringSubmatch(r.cells[1])
 		switch {

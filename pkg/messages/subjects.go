@@ -19,6 +19,7 @@ const (
 	SubjectPropose     = "crucible.propose"
 	SubjectCandidates  = "crucible.candidates"
 	SubjectEvaluations = "crucible.evaluations"
+	SubjectRelax       = "crucible.relax"
 	SubjectDiscoveries = "crucible.discoveries"
 	SubjectVerdicts    = "crucible.verdicts"
 	SubjectDeadLetter  = "crucible.deadletter"
@@ -72,6 +73,7 @@ const (
 	StreamPropose     = "PROPOSE"
 	StreamCandidates  = "CANDIDATES"
 	StreamEvaluations = "EVALUATIONS"
+	StreamRelax       = "RELAX"
 	StreamDiscoveries = "DISCOVERIES"
 	StreamDeadLetter  = "DEADLETTER"
 )
@@ -103,6 +105,13 @@ var Streams = []StreamSpec{
 		Name:        StreamCandidates,
 		Description: "proposed candidate structures: work for the evaluators",
 		Subjects:    []string{SubjectCandidates + ".>"},
+		Retention:   WorkQueueRetention,
+		Duplicates:  DuplicateWindow,
+	},
+	{
+		Name:        StreamRelax,
+		Description: "screened candidates to relax: work for the evaluators' relax role",
+		Subjects:    []string{SubjectRelax + ".>"},
 		Retention:   WorkQueueRetention,
 		Duplicates:  DuplicateWindow,
 	},
@@ -159,6 +168,7 @@ const (
 	ConsumerProposerSubmit = "proposer-submit"
 	ConsumerProposer       = "proposer"
 	ConsumerEvaluator      = "evaluator"
+	ConsumerRelax          = "evaluator-relax"
 	ConsumerReflector      = "reflector"
 	ConsumerJudge          = "judge"
 )
@@ -170,6 +180,7 @@ var Consumers = []ConsumerSpec{
 	{Name: ConsumerProposerSubmit, Stream: StreamCampaigns, FilterSubject: SubjectSubmit + ".>", AckWait: ackWait, MaxAckPending: 64},
 	{Name: ConsumerProposer, Stream: StreamPropose, FilterSubject: SubjectPropose + ".>", AckWait: ackWait, MaxAckPending: 256},
 	{Name: ConsumerEvaluator, Stream: StreamCandidates, FilterSubject: SubjectCandidates + ".>", AckWait: ackWait, MaxAckPending: 1024},
+	{Name: ConsumerRelax, Stream: StreamRelax, FilterSubject: SubjectRelax + ".>", AckWait: ackWait, MaxAckPending: 256},
 	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: ackWait, MaxAckPending: 1024},
 	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: ackWait, MaxAckPending: 512},
 }

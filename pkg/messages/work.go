@@ -166,7 +166,13 @@ type Candidate struct {
 	Generator string `json:"generator"`
 	// Known marks a reduced formula present in the reference data: the
 	// generator reproduced a known material (LLEMA's memorisation).
-	Known      bool      `json:"known,omitempty"`
+	Known bool `json:"known,omitempty"`
+	// HullFinds, when set, is how many of the campaign's finds (its
+	// candidates on the hull, in the order recorded) extend the reference
+	// phases of this candidate's stability: those recorded when it was
+	// proposed, in an ordered campaign. Unset: every find there is when it
+	// is evaluated.
+	HullFinds  *int      `json:"hull_finds,omitempty"`
 	ProposedAt time.Time `json:"proposed_at"`
 }
 

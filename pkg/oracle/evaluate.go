@@ -70,6 +70,10 @@ type Request struct {
 	// is built anew from the cached one's entries and these (milliseconds
 	// even for five-element systems); the cached diagram is not changed.
 	Extra []hull.Entry
+
+	// formationEnergy, set by the relax tier, replaces CGCNN's formation
+	// energy (which it keeps as its Surrogate).
+	formationEnergy *Value
 }
 
 // Result is the oracle's verdict on one structure.
@@ -293,6 +297,13 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[s.Property] = Value{Value: v, Unit: task.UnitOf(s.Property), Source: SourceCGCNN, Uncertainty: s.Uncertainty(v),
 				TieSpread: s.TieSpread(v, pred.Low[k], pred.High[k])}
 		}
+	}
+	if fe := req.formationEnergy; fe != nil {
+		v := *fe
+		if sur, ok := res.Properties["formation_energy_per_atom"]; ok {
+			v.Surrogate = &sur.Value
+		}
+		res.Properties["formation_energy_per_atom"] = v
 	}
 	res.Novelty = o.classify(res, req.Structure)
 	// A new polymorph's values are its own: the reference values are the

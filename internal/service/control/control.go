@@ -9,7 +9,6 @@ package control
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
-	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // Control requests generations and publishes campaign status.
@@ -106,6 +104,7 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	sum := &messages.Summary{
 		Campaign: spec.ID, Task: spec.Task.Name, Generator: spec.Generator.Kind, State: st.Status,
 		Counters: st.Counters, UniqueCompositions: st.Unique,
+		ParetoObjectives: discovery.Objectives(spec.Task.Constraints),
 	}
 	if sum.State == messages.StateRunning && st.Counters.Evaluated >= spec.Budget {
 		sum.State = messages.StateCompleted
@@ -113,12 +112,14 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	if !st.Created.IsZero() {
 		sum.WallSeconds = time.Since(st.Created).Seconds()
 	}
-	n := float64(st.Counters.Evaluated)
-	if n > 0 {
-		sum.HitRate = float64(st.Counters.Hits) / n
-		sum.StabilityRate = float64(st.Counters.StableHits) / n
-		sum.MemorizationRate = float64(st.Counters.Known) / n
-	}
+	n := st.Counters
+	sum.Generated = n.Proposed + n.Rejected
+	sum.HitRate = discovery.Rate(n.Hits, n.Evaluated)
+	sum.StabilityRate = discovery.Rate(n.StableHits, n.Evaluated)
+	sum.MemorizationRate = discovery.Rate(n.Known, n.Evaluated)
+	sum.HitRateGenerated = discovery.Rate(n.Hits, sum.Generated)
+	sum.StabilityRateGenerated = discovery.Rate(n.StableHits, sum.Generated)
+	sum.MemorizationRateGenerated = discovery.Rate(n.Known+n.RejectedKnown, sum.Generated)
 	if st.EAboveHullN > 0 {
 		sum.MeanEAboveHull = st.EAboveHullSum / float64(st.EAboveHullN)
 	}
@@ -126,8 +127,21 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	if err != nil {
 		return nil, nil, err
 	}
+	sum.NStable = len(curve)
 	sum.AUDC = discovery.AUDC(curve, spec.Budget)
-	sum.SDE = discovery.SDE(len(curve), spec.Budget)
+	sum.SDE = discovery.SDE(sum.NStable, spec.Budget)
+	budgets := make([]int, spec.Episodes)
+	for e := range budgets {
+		budgets[e] = spec.EpisodeBudget(e)
+	}
+	sum.Episodes = discovery.Episodes(curve, budgets, n.Evaluated)
+	perEpisode := make([]float64, len(sum.Episodes))
+	for i, y := range sum.Episodes {
+		perEpisode[i] = float64(y.NStable)
+	}
+	if slope, ok := discovery.Slope(perEpisode); ok {
+		sum.LearningSlope = &slope
+	}
 	tokens := float64(st.Counters.PromptTokens + st.Counters.CompletionTokens)
 	if tokens > 0 && st.Counters.Hits > 0 {
 		sum.TokensPerHit = tokens / float64(st.Counters.Hits)
@@ -183,42 +197,26 @@ func (c *Control) memorization(ctx context.Context, campaign string) ([]float64,
 	return out, nil
 }
 
-// pareto returns the hits that no other hit dominates on the constraint
-// margins.
+// pareto returns the novel hits that no other novel hit dominates on the
+// task's properties, by their raw values (discovery.ParetoFront), best
+// score first.
 func (c *Control) pareto(ctx context.Context, spec *messages.CampaignSpec) ([]messages.ParetoPoint, error) {
 	hits, err := c.Store.Hits(ctx, spec.ID)
 	if err != nil || len(hits) == 0 {
 		return []messages.ParetoPoint{}, err
 	}
-	props := make([]string, 0, len(spec.Task.Constraints))
-	for _, k := range spec.Task.Constraints {
-		props = append(props, k.Property)
-	}
-	ids := make([]string, 0, len(hits))
-	for id := range hits {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	points := make([][]float64, len(ids))
-	for i, id := range ids {
-		points[i] = make([]float64, len(props))
-		for j, p := range props {
-			v, ok := hits[id].Margins[p]
-			if !ok || math.IsNaN(v) {
-				v = -1
-			}
-			points[i][j] = v
+	points := make([]discovery.Point, 0, len(hits))
+	for id, h := range hits {
+		if h.Novel {
+			points = append(points, discovery.Point{ID: id, Formula: h.Formula, Values: h.Values})
 		}
 	}
-	front, err := task.ParetoFront(points)
-	if err != nil {
-		return nil, err
-	}
+	front := discovery.ParetoFront(points, discovery.Objectives(spec.Task.Constraints))
 	out := make([]messages.ParetoPoint, 0, len(front))
-	for _, i := range front {
-		h := hits[ids[i]]
-		out = append(out, messages.ParetoPoint{ID: ids[i], Formula: h.Formula, Margins: h.Margins, Score: h.Score})
+	for _, p := range front {
+		h := hits[p.ID]
+		out = append(out, messages.ParetoPoint{ID: p.ID, Formula: h.Formula, Values: h.Values, EAboveHull: h.EAboveHull, Margins: h.Margins, Score: h.Score})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 	return out, nil
 }

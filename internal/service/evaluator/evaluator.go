@@ -4,13 +4,25 @@
 // campaign's task (LLEMA's margins), and publishes evaluations. Adding a
 // replica adds throughput; a replica that dies leaves its unacknowledged
 // candidates to be redelivered to the others.
+//
+// A replica has one or both of two roles. The screen role does the above.
+// For a campaign with the relax oracle, a screened candidate that passes
+// the campaign's screen (PassesScreen) is not published as an evaluation
+// but as a relax job on RELAX; the relax role (its own durable consumer)
+// relaxes the candidate with the M3GNet potential, evaluates the relaxed
+// structure and publishes that evaluation, with the screened numbers and
+// the relaxation in it. Either way a candidate gets exactly one
+// evaluation (message id evaluation/<candidate>), so the campaign's
+// accounting is that of a one-step oracle.
 package evaluator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -76,7 +88,23 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Name identifies the replica in evaluations (default: host name).
 	Name string
+	// Role is RoleScreen, RoleRelax or RoleBoth (the default): which work
+	// queues the replica serves.
+	Role string
+	// RelaxWorkers is the number of relaxations run at once by the relax
+	// role, one per goroutine (default GOMAXPROCS).
+	RelaxWorkers int
 }
+
+// Roles of an evaluator replica.
+const (
+	// RoleScreen evaluates candidates (CANDIDATES) and queues relax jobs.
+	RoleScreen = "screen"
+	// RoleRelax relaxes screened candidates (RELAX).
+	RoleRelax = "relax"
+	// RoleBoth serves both queues in one process.
+	RoleBoth = "both"
+)
 
 // Service is an evaluator replica.
 type Service struct {
@@ -108,10 +136,18 @@ type oracleCall struct {
 }
 
 // findsEntry is what an evaluator holds of a campaign's finds: the hull
-// entries of the first n of them (those that parse).
+// entries of the first n of them (those that parse), and for each entry
+// the position of its find.
 type findsEntry struct {
 	n       int
 	entries []hull.Entry
+	pos     []int
+}
+
+// upTo returns the entries of the first n finds.
+func (e findsEntry) upTo(n int) []hull.Entry {
+	k, _ := slices.BinarySearch(e.pos, n)
+	return e.entries[:k:k]
 }
 
 var (
@@ -132,7 +168,7 @@ var (
 
 // Collectors are the evaluator's metrics.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{metricEvaluated, metricBatch, metricLatency}
+	return []prometheus.Collector{metricEvaluated, metricBatch, metricLatency, metricRelaxQueued, metricRelaxed, metricRelaxSteps, metricRelaxSeconds}
 }
 
 // New builds an evaluator replica.
@@ -143,11 +179,50 @@ func New(b *bus.Bus, s *store.Store, o Oracle, log *zap.Logger, cfg Config) *Ser
 	if cfg.Name == "" {
 		cfg.Name, _ = os.Hostname()
 	}
+	if cfg.Role == "" {
+		cfg.Role = RoleBoth
+	}
+	if cfg.RelaxWorkers < 1 {
+		cfg.RelaxWorkers = runtime.GOMAXPROCS(0)
+	}
 	return &Service{bus: b, store: s, oracle: o, log: log, cfg: cfg, specs: specs.New(s), finds: map[string]findsEntry{}, oracleTurn: make(chan struct{}, 1)}
 }
 
-// Run consumes candidates until ctx is cancelled, then drains.
+// Run consumes its role's work queues until ctx is cancelled, then
+// drains. The relax role without a relax tier, and an unknown role, are
+// an error at once; both roles without a relax tier are the screen role.
 func (s *Service) Run(ctx context.Context) error {
+	relax, canRelax := s.oracle.(RelaxOracle)
+	switch s.cfg.Role {
+	case RoleScreen:
+		return s.runScreen(ctx)
+	case RoleBoth:
+		if !canRelax {
+			s.log.Warn("no relax tier: serving the screen role alone; campaigns with the relax oracle wait for a relax replica")
+			return s.runScreen(ctx)
+		}
+	case RoleRelax:
+		if !canRelax {
+			return fmt.Errorf("evaluator: role %s needs the relax tier (the M3GNet potential and MP's corrections), which this oracle lacks", s.cfg.Role)
+		}
+	default:
+		return fmt.Errorf("evaluator: role %q, want %s, %s or %s", s.cfg.Role, RoleScreen, RoleRelax, RoleBoth)
+	}
+	if s.cfg.Role == RoleRelax {
+		return s.runRelax(ctx, relax)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- s.runScreen(ctx) }()
+	go func() { errs <- s.runRelax(ctx, relax) }()
+	err := <-errs
+	cancel() // one role ended: end the other
+	return errors.Join(err, <-errs)
+}
+
+// runScreen consumes candidates.
+func (s *Service) runScreen(ctx context.Context) error {
 	spec, err := messages.ConsumerByName(messages.ConsumerEvaluator)
 	if err != nil {
 		return err
@@ -165,7 +240,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	var items []Item
 	var index []int // items[k] belongs to ds[index[k]]
 	var specsOf []*messages.CampaignSpec
-	findsOf := map[string][]hull.Entry{} // read once per campaign per batch
+	findsOf := map[string]findsEntry{} // read once per campaign per batch
 	for i, d := range ds {
 		var c messages.Candidate
 		if err := bus.Decode(d, &c); err != nil {
@@ -194,7 +269,12 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			cands[i] = nil
 			continue
 		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds})
+		extra := finds.entries
+		if c.HullFinds != nil {
+			// The finds as of its proposal (an ordered campaign).
+			extra = finds.upTo(*c.HullFinds)
+		}
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: extra})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}
@@ -212,13 +292,21 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 		ev := Score(specsOf[k], cands[i], &outs[k])
 		ev.Evaluator = s.cfg.Name
 		ev.OracleSeconds = perItem
+		ev.Tier = messages.TierScreen
+		if specsOf[k].Oracle == messages.OracleRelax && PassesScreen(specsOf[k], ev) {
+			// The relax role publishes this candidate's evaluation.
+			job := &messages.RelaxJob{Schema: messages.SchemaVersion, Campaign: ev.Campaign, Screened: *ev, QueuedAt: time.Now().UTC()}
+			out[k] = bus.Outgoing{Subject: messages.Subject(messages.SubjectRelax, ev.Campaign), Message: job}
+			metricRelaxQueued.Inc()
+			continue
+		}
 		out[k] = bus.Outgoing{Subject: messages.Subject(messages.SubjectEvaluations, ev.Campaign), Message: ev}
 		s.count(ev)
 	}
 	for k, err := range s.bus.PublishAll(ctx, out) {
 		i := index[k]
 		errs[i] = err
-		if err == nil {
+		if _, queued := out[k].Message.(*messages.RelaxJob); err == nil && !queued {
 			metricLatency.Observe(time.Since(cands[i].ProposedAt).Seconds())
 		}
 	}
@@ -343,7 +431,7 @@ func (s *Service) count(ev *messages.Evaluation) {
 
 func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Evaluation {
 	return &messages.Evaluation{
-		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
+		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c, Tier: messages.TierScreen,
 		Reasons: []messages.Reason{r}, Score: -1, Evaluator: s.cfg.Name, EvaluatedAt: time.Now().UTC(),
 	}
 }
@@ -351,16 +439,22 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 // campaignFinds returns the campaign's hull-extending finds as hull
 // entries. Finds only accumulate: a campaign's new ones are fetched and
 // parsed once.
-func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.Entry, error) {
+func (s *Service) campaignFinds(ctx context.Context, campaign string) (findsEntry, error) {
 	s.mu.Lock()
 	e := s.finds[campaign]
 	s.mu.Unlock()
 	fresh, err := s.store.FindsFrom(ctx, campaign, e.n)
 	if err != nil || len(fresh) == 0 {
-		return e.entries, err
+		return e, err
 	}
-	// A new array: batches in flight keep reading the old one.
-	next := findsEntry{n: e.n + len(fresh), entries: append(slices.Clip(e.entries), FindEntries(fresh)...)}
+	// New arrays: batches in flight keep reading the old ones.
+	next := findsEntry{n: e.n + len(fresh), entries: slices.Clip(e.entries), pos: slices.Clip(e.pos)}
+	for i := range fresh {
+		for _, x := range FindEntries(fresh[i : i+1]) {
+			next.entries = append(next.entries, x)
+			next.pos = append(next.pos, e.n+i)
+		}
+	}
 	s.mu.Lock()
 	if len(s.finds) > 10000 {
 		s.finds = map[string]findsEntry{}
@@ -369,8 +463,11 @@ func (s *Service) campaignFinds(ctx context.Context, campaign string) ([]hull.En
 		s.finds[campaign] = next
 	}
 	s.mu.Unlock()
-	return next.entries, nil
+	return next, nil
 }
+
+// reasonElementRule is the reason code of a broken element rule.
+const reasonElementRule = "element_rule"
 
 // Score turns the oracle's outcome into an evaluation: LLEMA's margins and
 // score over the task's constraints (App. B.2), feasibility (a hit), the
@@ -409,7 +506,7 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		if reasons := spec.Task.Check(comp); len(reasons) > 0 {
 			feasible = false
 			for _, r := range reasons {
-				ev.Reasons = append(ev.Reasons, messages.Reason{Code: "element_rule", Detail: r})
+				ev.Reasons = append(ev.Reasons, messages.Reason{Code: reasonElementRule, Detail: r})
 			}
 		}
 	}

@@ -82,3 +82,31 @@ func outcome(r *oracle.Result) Outcome {
 	}
 	return o
 }
+
+// RelaxingOracle is the production oracle with its relax tier: the
+// M3GNet potential, FIRE with a cell filter, MP-compatible formation
+// energies (oracle.Relaxer).
+type RelaxingOracle struct {
+	HierarchicalOracle
+	Relaxer *oracle.Relaxer
+}
+
+// Relax implements RelaxOracle.
+func (r RelaxingOracle) Relax(ctx context.Context, it Item) (RelaxOutcome, error) {
+	req := oracle.Request{Structure: it.Structure, StatedFormula: it.StatedFormula, Hull: true, Extra: it.Extra}
+	res, rx, err := r.Oracle.EvaluateRelaxed(ctx, r.Relaxer, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return RelaxOutcome{}, ctx.Err()
+		}
+		return RelaxOutcome{Failed: &messages.Reason{Code: ReasonRelax, Detail: err.Error()}}, nil
+	}
+	return RelaxOutcome{
+		Outcome: outcome(&res),
+		Relaxation: &messages.Relaxation{
+			Structure: messages.StructureOf(rx.Structure), Converged: rx.Converged, Steps: rx.Steps, FMax: rx.FMax,
+			InitialEnergy: rx.InitialEnergy, Energy: rx.Energy, EnergyPerAtom: rx.EnergyPerAtom(),
+			FormationEnergy: rx.FormationEnergy, Scheme: rx.Scheme.String(),
+		},
+	}, nil
+}

@@ -86,6 +86,11 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 		return err
 	}
 	decision := "rejected"
+	if !v.Accepted {
+		if err := s.store.RecordJudgeRejection(ctx, ev.Campaign, ev.ID); err != nil {
+			return err
+		}
+	}
 	if v.Accepted {
 		decision = "accepted"
 		s.log.Info("discovery", zap.String("campaign", ev.Campaign), zap.String("candidate", ev.ID), zap.String("formula", v.Formula))

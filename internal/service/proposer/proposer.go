@@ -169,6 +169,10 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 		c := s.candidate(&spec, p, -1, i%spec.Islands, 0)
 		c.ID, c.Seed, c.Index = messages.SeedCandidateID(spec.ID, i), true, i
 		c.Operator = "seed"
+		if spec.Ordered {
+			// Seeds are judged against the reference phases alone.
+			c.HullFinds = new(int)
+		}
 		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectCandidates, spec.ID), c); err != nil {
 			return err
 		}
@@ -291,15 +295,34 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		return err
 	}
 	checker := newChecker(spec, in.Directives, counts, s.cfg.Known, s.cfg.Checks)
+	// An ordered campaign's candidates are judged against the finds
+	// recorded before their proposal: with one generation at a time, those
+	// of every earlier generation, whenever they are evaluated.
+	var hullFinds *int
+	if spec.Ordered {
+		n, err := s.store.FindCount(ctx, req.Campaign)
+		if err != nil {
+			return err
+		}
+		hullFinds = &n
+	}
+	// Every rejected proposal is a generated candidate (LLEMA's
+	// denominators) but a generator's failure to answer; memorisation is
+	// counted before the checks filter anything.
+	rejected := 0
 	for i, prop := range out.Candidates {
 		if len(p.Candidates) >= req.Slots {
 			break
 		}
 		c := s.candidate(spec, prop, req.Generation, in.Island, i)
-		c.Episode = req.Episode
+		c.Episode, c.HullFinds = req.Episode, hullFinds
 		if reasons := checker.check(prop, c); len(reasons) > 0 {
 			p.Rejected = append(p.Rejected, rejectedMember(c, prop, reasons))
 			metricCandidates.WithLabelValues("rejected").Inc()
+			rejected++
+			if c.Known {
+				p.RejectedKnown++
+			}
 			continue
 		}
 		p.Candidates = append(p.Candidates, c)
@@ -308,7 +331,14 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		c := s.candidate(spec, r.Proposed, req.Generation, in.Island, -1)
 		p.Rejected = append(p.Rejected, rejectedMember(c, r.Proposed, r.Reasons))
 		metricCandidates.WithLabelValues("rejected").Inc()
+		if gerr == nil {
+			rejected++
+			if c.Known {
+				p.RejectedKnown++
+			}
+		}
 	}
+	p.RejectedCandidates = &rejected
 	accepted, err := ticket.record(ctx, p)
 	if err != nil {
 		return err
@@ -352,7 +382,11 @@ func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req 
 	}
 	metricCandidates.WithLabelValues("published").Add(float64(len(cands)))
 	log.Debug("generation proposed", zap.Int("candidates", len(cands)), zap.Int("slots", req.Slots))
-	if len(cands) < req.Slots {
+	// A generation short of its slots gave them back; another is
+	// requested for them at once, unless the campaign is ordered, where
+	// the next generation waits for this one's evaluations (and takes
+	// the slots back then), unless there are none.
+	if len(cands) < req.Slots && (!spec.Ordered || len(cands) == 0) {
 		if _, err := s.ctl.Request(ctx, spec, fmt.Sprintf("refill/%d", req.Generation)); err != nil {
 			return err
 		}

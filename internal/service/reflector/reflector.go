@@ -9,6 +9,7 @@ package reflector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -120,6 +121,11 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	}
 	for _, c := range campaigns {
 		ps := byCampaign[c]
+		if ps[0].spec.Ordered {
+			// An ordered campaign records seeds, then candidates, in their
+			// order; one delivered ahead of its turn waits (errNotYet).
+			sort.SliceStable(ps, func(i, j int) bool { return candidateOrder(&ps[i].ev.Candidate, &ps[j].ev.Candidate) })
+		}
 		recs := make([]*store.EvaluationRecord, len(ps))
 		for k, p := range ps {
 			recs[k] = Record(p.ev, p.spec)
@@ -132,7 +138,9 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			s.log.Warn("recording a batch failed; recording its evaluations one by one", zap.String("campaign", c), zap.Int("batch", len(recs)), zap.Error(err))
 			for k, p := range ps {
 				o, err := s.store.RecordEvaluation(ctx, c, recs[k])
-				if err == nil {
+				if err == nil && o.Wait {
+					err = bus.RetryAfter(errNotYet, notYetDelay)
+				} else if err == nil {
 					err = s.followUp(ctx, p.spec, p.ev, o)
 				}
 				errs[p.at] = err
@@ -144,10 +152,32 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			continue
 		}
 		for k, p := range ps {
+			if outs[k].Wait {
+				errs[p.at] = bus.RetryAfter(errNotYet, notYetDelay)
+				continue
+			}
 			errs[p.at] = s.followUp(ctx, p.spec, p.ev, outs[k])
 		}
 	}
 	return errs
+}
+
+// errNotYet is why an ordered campaign's evaluation delivered ahead of its
+// turn is delivered again (after notYetDelay, or the bus's backoff).
+var errNotYet = errors.New("an earlier candidate of this ordered campaign is not recorded yet")
+
+const notYetDelay = 20 * time.Millisecond
+
+// candidateOrder is the order in which an ordered campaign records
+// evaluations: seeds by index, then candidates by generation and index.
+func candidateOrder(a, b *messages.Candidate) bool {
+	if a.Seed != b.Seed {
+		return a.Seed
+	}
+	if a.Generation != b.Generation {
+		return a.Generation < b.Generation
+	}
+	return a.Index < b.Index
 }
 
 // followUp does what recording an evaluation made due, each step
@@ -206,7 +236,8 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 		ehull = ev.EAboveHull
 	}
 	r := &store.EvaluationRecord{
-		ID: ev.ID, Generation: c.Generation, Episode: c.Episode, Island: c.Island, Seed: c.Seed,
+		Position: c.Index,
+		ID:       ev.ID, Generation: c.Generation, Episode: c.Episode, Island: c.Island, Seed: c.Seed,
 		Score: ev.Score, Feasible: ev.Feasible, Stable: ev.Stable, Valid: ev.Valid, Known: ev.Known, Novel: ev.Novel,
 		Formula: c.Formula, EAboveHull: ehull, PoolSize: spec.PoolSize,
 		Member: store.Member{
@@ -219,9 +250,13 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 	// The campaign's hull grows from the judge's accepted discoveries
 	// only (judge.Find), not from every candidate below it.
 	if ev.Feasible && !c.Seed {
-		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Margins: make(map[string]float64, len(ev.Margins))}
+		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Novel: ev.Novel, EAboveHull: ev.EAboveHull,
+			Margins: make(map[string]float64, len(ev.Margins)), Values: make(map[string]float64, len(ev.Margins))}
 		for _, m := range ev.Margins {
 			h.Margins[m.Property] = m.Margin
+			if v, ok := ev.Properties[m.Property]; ok {
+				h.Values[m.Property] = v.Value
+			}
 		}
 		r.Hit = h
 	}
