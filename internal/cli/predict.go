@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/oracle"
@@ -30,27 +31,32 @@ func newPredictCmd() *cobra.Command {
 {formula, lattice, species, coords}) with Crucible's oracle, as the evaluator
 does: validity checks; CGCNN predictions of formation energy, band gap, bulk
 and shear modulus, Poisson ratio, Fermi energy and metal probability, each
-with the model's published test MAE as its uncertainty (moduli: propagated
-from log10 GPa) and, where neighbours of different elements tie at CGCNN's
-twelfth-neighbour cut, the tie spread: how far the prediction moves with
+with its calibrated standard error as its uncertainty when a calibration is
+found ("crucible calibrate --help"), else the model's published test MAE
+(moduli: propagated from log10 GPa); the reference value instead when the
+reduced formula is in the Materials Project tables (the candidate is then
+"known", and the CGCNN value is shown beside it); a CGCNN band gap carries
+the metal classifier's probability (metal_probability) and is 0 for a
+structure the classifier calls a metal (P(metal) ≥ 0.5; metallic: true, the
+gap model's value as surrogate); the dielectric constant for known compounds
+only; density and volume per atom exactly from the structure. With --hull,
+the energy above the convex hull of the reference phases (eV/atom, negative
+below it) and the decomposition into stable phases.
+
+Where neighbours of different elements tie at CGCNN's twelfth-neighbour
+cut, a value also has its tie spread: how far the prediction moves with
 the choice among them (added uncertainty; the value is the average over
-the choices, the same however the structure is written down); the
-reference value instead when the reduced formula is in the Materials
-Project tables and the structure is not a new polymorph (the CGCNN value is
-shown beside it); the dielectric constant for known compounds only; density
-and volume per atom exactly from the structure.
+the choices, the same however the structure is written down).
 
 Novelty: the structure is compared with the known structures of its
 formula (the Materials Project CIF sets of the data directory, the golden
 CIFs, the prototype library's archetypes; pymatgen's StructureMatcher
 defaults, volumes scaled): known_structure (with the match), new_polymorph
-(known formula, no structure matches: its own CGCNN values, its energy
-placed against the known polymorph's), known_formula (in the tables, no
-structure held), new, or with --hull ordered_mixture (a new formula above
-the hull whose facet is its isovalent end members, named).
-
-With --hull, the energy above the convex hull of the reference phases
-(eV/atom, negative below it) and the decomposition into stable phases.
+(known formula, no structure matches: its own CGCNN values instead of the
+reference values, its energy placed against the known polymorph's),
+known_formula (in the tables, no structure held), new, or with --hull
+ordered_mixture (a new formula above the hull whose facet is its
+isovalent end members, named).
 
 Validity is a flag, not a gate: every structure that can be featurised is
 predicted, and an invalid one gets its reasons beside its properties (a
@@ -72,7 +78,8 @@ structure properties were computed), known (the formula is in the
 reference tables), novelty ({class[, match, rms, polymorphs, end_members]};
 null when not predicted), oxidation_states (when an assignment was found),
 reasons ([{code, detail}]), warnings, properties ({name: {value, unit,
-source, uncertainty, tie_spread[, surrogate]}}), and with --hull
+source, uncertainty, tie_spread[, surrogate, metal_probability, metallic,
+calibrated]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
@@ -95,7 +102,7 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			o, err := oracle.Open(d, oracle.Options{Workers: workers})
+			o, _, err := wire.Oracle(d, workers)
 			if err != nil {
 				return err
 			}
@@ -245,8 +252,14 @@ func valueText(name string, v oracle.Value) string {
 	if v.TieSpread > 0 {
 		s += fmt.Sprintf("; tie spread %.4g", v.TieSpread)
 	}
-	if v.Surrogate != nil {
+	switch {
+	case v.Metallic:
+		s += fmt.Sprintf("; metal, P(metal) %.3g; gap model %.4g", *v.MetalProbability, *v.Surrogate)
+	case v.Surrogate != nil:
 		s += fmt.Sprintf("; cgcnn %.4g", *v.Surrogate)
+	}
+	if !v.Metallic && v.MetalProbability != nil {
+		s += fmt.Sprintf("; P(metal) %.3g", *v.MetalProbability)
 	}
 	return s + ")"
 }

@@ -159,7 +159,7 @@ func TestPredictText(t *testing.T) {
 			t.Errorf("NaCl line lacks %q:\n%s", want, lines[0])
 		}
 	}
-	for _, want := range []string{"  RbSrBr3  new  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn; tie spread ", "bulk_modulus=", " GPa (cgcnn; tie spread "} {
+	for _, want := range []string{"  RbSrBr3  new  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn; tie spread ", "; P(metal) ", "bulk_modulus=", " GPa (cgcnn; tie spread "} {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("RbSrBr3 line lacks %q:\n%s", want, lines[1])
 		}

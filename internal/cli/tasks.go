@@ -193,6 +193,9 @@ func writeTaskText(w io.Writer, t task.Task, issues []string, detailed bool) err
 	for _, r := range t.Elements.Describe() {
 		fmt.Fprintln(w, "  elements: "+r)
 	}
+	for _, r := range t.DescribeStructure() {
+		fmt.Fprintln(w, "  requires: "+r)
+	}
 	if len(t.Properties) > 0 {
 		fmt.Fprintln(w, "  also reports: "+strings.Join(t.Properties, ", "))
 	}

@@ -95,6 +95,7 @@ type TaskView struct {
 	Name, Description, Goal string
 	Constraints             []string // "Band gap ≥ 2.5 eV"
 	Elements                []string // element rules in words
+	Structure               []string // structure, formula and anion rules in words
 	Notes                   []string
 	Stability               string // the stability threshold, eV/atom
 }
@@ -126,7 +127,7 @@ func NewPromptData(in *proposer.Input) *PromptData {
 	spec := in.Spec
 	d := &PromptData{Generation: in.Request.Generation, N: in.Request.Slots}
 	t := spec.Task
-	d.Task = TaskView{Name: t.Name, Description: t.Description, Goal: t.Goal, Elements: t.Elements.Describe(), Notes: t.Notes,
+	d.Task = TaskView{Name: t.Name, Description: t.Description, Goal: t.Goal, Elements: t.Elements.Describe(), Structure: t.DescribeStructure(), Notes: t.Notes,
 		Stability: strconv.FormatFloat(spec.StabilityThreshold, 'f', -1, 64)}
 	for _, c := range t.Constraints {
 		d.Task.Constraints = append(d.Task.Constraints, c.Describe())

@@ -139,6 +139,23 @@ func TestRenderSections(t *testing.T) {
 	}
 }
 
+// TestRenderStructureRules: a task that requires a structure family, a
+// stoichiometry and anions says so in the prompt, as requirements.
+func TestRenderStructureRules(t *testing.T) {
+	in := fixtureInput(t)
+	in.Spec.Task.Structure, in.Spec.Task.Formula, in.Spec.Task.Anions = "perovskite", "ABX3", []string{"O"}
+	r := renderFixture(t, in, 1<<20)
+	for _, want := range []string{
+		"- Required (a candidate outside is discarded unevaluated): structure: perovskite — a three-dimensional network of corner-sharing BX6 octahedra",
+		"- Required (a candidate outside is discarded unevaluated): stoichiometry ABX3",
+		"- Required (a candidate outside is discarded unevaluated): anions: only O",
+	} {
+		if !strings.Contains(r.User, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+}
+
 func TestRenderBudgetDropsOldestFirst(t *testing.T) {
 	in := fixtureInput(t)
 	full := renderFixture(t, in, 1<<20)

@@ -12,6 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/calibrate"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -20,9 +21,20 @@ import (
 )
 
 // Oracle opens the hierarchical oracle of the data directory (CGCNN
-// checkpoints, reference tables) for evaluators.
+// checkpoints, reference tables) for evaluators, with the screen tier's
+// calibration when there is one (calibrate.ForData: CRUCIBLE_CALIBRATION,
+// the data directory, the user cache); a calibration whose models differ
+// from the data directory's is an error.
 func Oracle(dataDir string, workers int) (*oracle.Oracle, evaluator.Oracle, error) {
-	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers})
+	var names []string
+	for _, s := range oracle.Surrogates() {
+		names = append(names, s.Checkpoint)
+	}
+	cal, _, err := calibrate.ForData(dataDir, datadir.Models(dataDir), names)
+	if err != nil {
+		return nil, nil, err
+	}
+	o, err := oracle.Open(dataDir, oracle.Options{Workers: workers, Calibration: cal.ForOracle(calibrate.TierScreen)})
 	if err != nil {
 		return nil, nil, err
 	}

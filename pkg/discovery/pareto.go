@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -98,34 +99,27 @@ func ParetoFront(points []Point, objs []Objective) []Point {
 		}
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].p.ID < ps[j].p.ID })
-	var front []placed
-	for i, a := range ps {
-		keep := true
-		for j, b := range ps {
-			if i == j {
-				continue
-			}
-			if task.Dominates(b.u, a.u) || (j < i && b.p.Formula == a.p.Formula && equalValues(a.u, b.u)) {
-				keep = false
-				break
-			}
+	// One candidate found twice (same formula, same values) counts once.
+	unique := ps[:0:0]
+	seen := make(map[string]bool, len(ps))
+	for _, a := range ps {
+		key := fmt.Sprint(a.p.Formula, a.u) // %v of a float64 reads back exactly
+		if !seen[key] {
+			seen[key] = true
+			unique = append(unique, a)
 		}
-		if keep {
-			front = append(front, a)
-		}
+	}
+	us := make([][]float64, len(unique))
+	for i, a := range unique {
+		us[i] = a.u
+	}
+	front, err := task.ParetoFront(us) // errs only on NaN or ragged points, excluded above
+	if err != nil {
+		return nil
 	}
 	out := make([]Point, len(front))
-	for i, f := range front {
-		out[i] = f.p
+	for i, k := range front {
+		out[i] = unique[k].p
 	}
 	return out
-}
-
-func equalValues(a, b []float64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -298,3 +298,26 @@ func buildSeed(t task.Task, c *seedCandidate) (Seed, bool) {
 	}
 	return Seed{}, false
 }
+
+// BuildKnown builds a known compound exactly as Seeds builds a seed: the
+// same filters on its composition (two or three elements, a prototype's
+// anonymous formula, the operators' palette, an anion and cation-like
+// cations) and the library prototype its ions fit best that passes
+// crystal.Validate. ok is false where Seeds would pass it over. It is how
+// known compounds are built for measuring the surrogates' error on
+// structures made as candidates are.
+func BuildKnown(formula string) (Seed, bool) {
+	allowed := map[crystal.Element]bool{}
+	for _, e := range palette(task.ElementRules{}.Allows) {
+		allowed[e] = true
+	}
+	templates := map[string]bool{}
+	for _, p := range crystal.Prototypes() {
+		templates[anonymousOf(p)] = true
+	}
+	c, ok := seedCandidateOf(task.Task{}, SeedSource{Formula: formula}, allowed, templates)
+	if !ok {
+		return Seed{}, false
+	}
+	return buildSeed(task.Task{}, c)
+}

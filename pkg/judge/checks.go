@@ -90,6 +90,11 @@ func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
 		case !(m.Margin >= 0):
 			problems = append(problems, fmt.Sprintf("%s misses its bound (Φ = %.4g)", m.Property, m.Margin))
 		}
+		// The metal rule: a band-gap constraint is met only by a structure
+		// the metal classifier calls non-metallic.
+		if pv, ok := ev.Properties[m.Property]; ok && pv.Metallic && !m.Missing {
+			problems = append(problems, m.Property+": a metal by CGCNN's classifier"+metalText(pv))
+		}
 	}
 	for _, c := range t.Constraints {
 		if !byProperty[c.Property] {
@@ -114,6 +119,29 @@ func checkConstraints(t *task.Task, ev *messages.Evaluation) outcome {
 	}
 	return pass(CheckConstraints, fmt.Sprintf("all %d constraints met: %s (score S = %.4g)", len(ev.Margins), detail, ev.Score),
 		fmt.Sprintf("meets all %d constraints", len(ev.Margins)))
+}
+
+// checkTaskRules passes iff the candidate's structure meets the task's
+// element, formula, anion and structure-family rules; the proposer and the
+// evaluator enforce them already, the judge checks the structure it was
+// given.
+func checkTaskRules(t *task.Task, ev *messages.Evaluation) outcome {
+	st, err := ev.Candidate.Structure.Crystal()
+	if err != nil {
+		return fail(CheckTaskRules, "the candidate's structure cannot be read: "+err.Error(), "unreadable structure")
+	}
+	var problems []string
+	for _, v := range t.Violations(st) {
+		problems = append(problems, v.Detail)
+	}
+	if len(problems) > 0 {
+		return fail(CheckTaskRules, strings.Join(problems, "; "), "outside the task: "+problems[0])
+	}
+	rules := append(t.Elements.Describe(), t.DescribeStructure()...)
+	if len(rules) == 0 {
+		return pass(CheckTaskRules, "the task has no element or structure rules", "no task rules to break")
+	}
+	return pass(CheckTaskRules, "meets the task's rules: "+strings.Join(rules, "; "), "obeys the task's rules")
 }
 
 // describeMargin writes "band_gap = 3.1 eV [cgcnn] against band_gap ≥ 2.5
@@ -152,10 +180,21 @@ func valueText(name string, ev *messages.Evaluation) string {
 	if pv.TieSpread > 0 {
 		src += fmt.Sprintf(" + %.4g tie spread", pv.TieSpread)
 	}
+	if pv.MetalProbability != nil {
+		src += metalText(pv)
+	}
 	return s + " [" + src + "]"
 }
 
-func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64) outcome {
+// metalText writes " (P(metal) = 0.93)", empty without a probability.
+func metalText(pv messages.PropertyValue) string {
+	if pv.MetalProbability == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (P(metal) = %.3g)", *pv.MetalProbability)
+}
+
+func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float64) outcome {
 	if ev.EAboveHull == nil {
 		return fail(CheckThermodynamics, "no energy above hull: the oracle could not place the candidate on a convex hull", "no energy above hull")
 	}
@@ -169,6 +208,17 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious float64)
 		hullText = fmt.Sprintf("; hull energy at its composition %.4g eV/atom", *ev.HullEnergy)
 	}
 	src, sigma := energySource(ev)
+	if c := ev.EAboveHullCalibrated; c != nil && c.Q68 > 0 {
+		// A calibrated E_hull must clear the threshold by k σ.
+		sigma = c.Q68
+		src = fmt.Sprintf("hull of a surrogate formation energy, calibrated σ %.4g eV/atom", sigma)
+		if e > threshold-k*sigma && e <= threshold {
+			return fail(CheckThermodynamics,
+				fmt.Sprintf("E_hull = %.4g eV/atom (%s) is within %g calibrated standard errors of the stability threshold %.4g eV/atom (needs ≤ %.4g); competing phases %s",
+					e, src, k, threshold, threshold-k*sigma, phases),
+				fmt.Sprintf("not stable by %gσ: E_hull %.4g > %.4g eV/atom", k, e, threshold-k*sigma))
+		}
+	}
 	switch {
 	case e > threshold:
 		return fail(CheckThermodynamics,

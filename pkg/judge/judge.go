@@ -25,6 +25,7 @@ import (
 const (
 	CheckValidity       = "validity"
 	CheckConstraints    = "constraints"
+	CheckTaskRules      = "task_rules"
 	CheckThermodynamics = "thermodynamics"
 	CheckConfidence     = "property_confidence"
 	CheckNovelty        = "novelty"
@@ -92,22 +93,30 @@ func fail(name, detail, reason string) outcome {
 }
 
 // Judge decides whether ev is a discovery for the campaign spec. It runs
-// five checks, each a messages.Check whose detail quotes the numbers and
+// six checks, each a messages.Check whose detail quotes the numbers and
 // where they come from:
 //
 //  1. validity: the structure passed the oracle's validity checks;
 //  2. constraints: the evaluation is feasible — every constraint of the
 //     task has a margin Φ ≥ 0 (LLEMA App. B.2) and no property is missing
 //     or unsupported;
-//  3. thermodynamics: the energy above hull is known, at most the
-//     campaign's stability threshold, and not below −SuspiciousBelowHull;
+//  3. task rules: the candidate's structure obeys the task's element,
+//     formula, anion and structure-family rules (task.Task.Violations),
+//     checked again on the structure itself;
+//  4. thermodynamics: the energy above hull is known, at most the
+//     campaign's stability threshold (less k calibrated standard errors
+//     when the evaluation carries a calibration), and not below
+//     −SuspiciousBelowHull;
 //     the competing phases (the decomposition at the candidate's
 //     composition) are named;
-//  4. property confidence: every constrained property that comes from a
-//     surrogate clears its bound by at least K·σ, σ the surrogate's MAE
-//     plus the value's tie spread (see ConfidenceMargin); reference and
-//     structure values are exact;
-//  5. novelty: the candidate is not a seed, its structure matches no
+//  5. property confidence: every constrained property that comes from a
+//     surrogate clears its bound by at least k·σ, σ its calibrated
+//     standard error where the evaluation carries one, else the
+//     surrogate's published MAE (see ConfidenceMargin), k the larger of
+//     the campaign's confidence_k and Options.ConfidenceK;
+//     reference and structure values are exact;
+//     a value's tie spread adds to σ;
+//  6. novelty: the candidate is not a seed, its structure matches no
 //     known structure (and its formula is in the reference data only if
 //     structures of it are held to compare with: a new polymorph), and it
 //     is not an ordered mixture of known phases (Evaluation.Novelty; by
@@ -143,11 +152,15 @@ func Judge(spec *messages.CampaignSpec, ev *messages.Evaluation, o Options, now 
 		threshold = messages.DefaultStabilityThreshold
 	}
 
+	// The larger of the campaign's k and the judge's: the judge never
+	// asks less than the campaign's screen did, and may ask more.
+	k := max(o.ConfidenceK, sp.ConfidenceK)
 	outcomes := []outcome{
 		checkValidity(ev),
 		checkConstraints(&sp.Task, ev),
-		checkThermodynamics(ev, threshold, o.SuspiciousBelowHull),
-		checkConfidence(spec, ev, o.ConfidenceK),
+		checkTaskRules(&sp.Task, ev),
+		checkThermodynamics(ev, threshold, o.SuspiciousBelowHull, k),
+		checkConfidence(spec, ev, k),
 		checkNovelty(ev),
 	}
 	v.Accepted = true

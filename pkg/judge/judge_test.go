@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -401,7 +402,7 @@ func TestJudge(t *testing.T) {
 					failed = append(failed, c.Name)
 				}
 			}
-			if want := []string{CheckValidity, CheckConstraints, CheckThermodynamics, CheckConfidence, CheckNovelty}; !slices.Equal(names, want) {
+			if want := []string{CheckValidity, CheckConstraints, CheckTaskRules, CheckThermodynamics, CheckConfidence, CheckNovelty}; !slices.Equal(names, want) {
 				t.Errorf("checks %v, want %v", names, want)
 			}
 			if !slices.Equal(failed, tc.failed) {
@@ -424,7 +425,7 @@ func TestJudge(t *testing.T) {
 			}
 			want := "Verdict: REJECTED"
 			if v.Accepted {
-				want = "Verdict: ACCEPTED (5 of 5 checks passed)"
+				want = "Verdict: ACCEPTED (6 of 6 checks passed)"
 			}
 			if !strings.Contains(v.Report, want) {
 				t.Errorf("report lacks %q:\n%s", want, v.Report)
@@ -460,7 +461,7 @@ func TestJudgeVerdictFields(t *testing.T) {
 	if err := messages.Decode(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Report != v.Report || len(back.Checks) != 5 {
+	if back.Report != v.Report || len(back.Checks) != 6 {
 		t.Errorf("round trip lost the report or checks")
 	}
 }
@@ -536,5 +537,73 @@ func TestConfidenceMargin(t *testing.T) {
 	}
 	if got := ConfidenceMargin(task.Constraint{Property: "band_gap", Kind: "sideways"}, 1); !math.IsNaN(got) {
 		t.Errorf("unknown kind: %v, want NaN", got)
+	}
+}
+
+// TestJudgeTaskRules: the judge checks the structure it is given against
+// the task's formula, anion and structure-family rules, whatever the
+// evaluation says.
+func TestJudgeTaskRules(t *testing.T) {
+	tk, err := task.ByName("Toxic-Free Perovskite Oxides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &messages.CampaignSpec{ID: "sse-1", Task: tk, Budget: 40}
+	spec.ApplyDefaults()
+	for _, tc := range []struct {
+		formula string
+		pass    bool
+		reason  string
+	}{
+		{"SrTiO3", true, ""},
+		{"KMgF3", false, "the anion F"},
+	} {
+		p, err := crystal.PrototypeByName("perovskite")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := crystal.Build(p, crystal.MustParseFormula(tc.formula))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := accepted(t)
+		ev.Candidate.Structure = messages.StructureOf(b.Structure)
+		ev.Candidate.Formula = tc.formula
+		out := checkTaskRules(&spec.Task, ev)
+		if out.check.Passed != tc.pass || !strings.Contains(out.check.Detail, tc.reason) {
+			t.Errorf("%s: %+v", tc.formula, out.check)
+		}
+		v := Judge(spec, ev, Options{}, judgedAt)
+		if !tc.pass && (v.Accepted || !slices.ContainsFunc(v.Reasons, func(r string) bool { return strings.HasPrefix(r, "outside the task") })) {
+			t.Errorf("%s: accepted %v, reasons %q", tc.formula, v.Accepted, v.Reasons)
+		}
+	}
+}
+
+// TestJudgeMetal: a band gap the metal classifier voids fails the
+// constraints check, whatever the margin says.
+func TestJudgeMetal(t *testing.T) {
+	ev, spec := accepted(t), electrolyteSpec(t)
+	gap := ev.Properties["band_gap"]
+	gap.Metallic, gap.MetalProbability = true, ptr(0.8)
+	setProperty(ev, "band_gap", gap)
+	v := Judge(spec, ev, Options{}, judgedAt)
+	if v.Accepted || !slices.ContainsFunc(v.Reasons, func(r string) bool { return strings.Contains(r, "a metal by CGCNN's classifier (P(metal) = 0.8)") }) {
+		t.Errorf("accepted %v, reasons %q", v.Accepted, v.Reasons)
+	}
+}
+
+// TestJudgeCalibratedStability: a calibrated energy above hull must clear
+// the threshold by k σ.
+func TestJudgeCalibratedStability(t *testing.T) {
+	ev, spec := accepted(t), electrolyteSpec(t)
+	ev.EAboveHullCalibrated = &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+	v := Judge(spec, ev, Options{}, judgedAt)
+	if v.Accepted || !slices.ContainsFunc(v.Reasons, func(r string) bool { return strings.HasPrefix(r, "not stable by 1σ") }) {
+		t.Errorf("accepted %v, reasons %q", v.Accepted, v.Reasons)
+	}
+	ev.EAboveHullCalibrated.Q68 = 0.05 // 0.021 ≤ 0.1 − 0.05
+	if v := Judge(spec, ev, Options{}, judgedAt); !v.Accepted {
+		t.Errorf("rejected: %q", v.Reasons)
 	}
 }

@@ -94,6 +94,7 @@ const (
 	DefaultTopK               = 2   // k: demonstrations from each pool
 	DefaultRulesPerPrompt     = 6   // of the 14 chemistry rules
 	DefaultStabilityThreshold = 0.1 // eV/atom above hull (LLEMA §3.2, MADE)
+	DefaultConfidenceK        = 1.0 // calibrated standard errors a margin must clear
 	DefaultEpisodes           = 1
 	DefaultPoolSize           = 32 // per island success / failure pool
 	DefaultReflectionWindow   = 3  // W: reflections shown (MADE §4.1)
@@ -138,6 +139,10 @@ type CampaignSpec struct {
 	// StabilityThreshold is the energy above hull (eV/atom) at or below
 	// which a candidate counts as stable.
 	StabilityThreshold float64 `json:"stability_threshold"`
+	// ConfidenceK is k: where the oracle's errors are calibrated, a
+	// surrogate value meets a constraint, and an energy above hull the
+	// stability threshold, only by k calibrated standard errors.
+	ConfidenceK float64 `json:"confidence_k"`
 	// Oracle is the oracle's tiers: OracleScreen or OracleRelax.
 	Oracle string `json:"oracle"`
 	// Screen chooses the candidates a relax oracle relaxes.
@@ -202,6 +207,9 @@ func (c *CampaignSpec) ApplyDefaults() {
 	setDefault(&c.ReflectionWindow, DefaultReflectionWindow)
 	if c.StabilityThreshold == 0 {
 		c.StabilityThreshold = DefaultStabilityThreshold
+	}
+	if c.ConfidenceK == 0 {
+		c.ConfidenceK = DefaultConfidenceK
 	}
 	if c.MemoryContext == "" {
 		c.MemoryContext = MemoryContextOf(c.Task.Name)
@@ -291,6 +299,9 @@ func (c *CampaignSpec) Validate() error {
 	if t := c.StabilityThreshold; !(t > 0) || t > 10 {
 		return invalid("campaign.stability_threshold", "%v eV/atom outside (0, 10]", t)
 	}
+	if k := c.ConfidenceK; !(k > 0) || k > 10 {
+		return invalid("campaign.confidence_k", "%v outside (0, 10]", k)
+	}
 	switch c.Oracle {
 	case OracleScreen, OracleRelax:
 	default:
@@ -331,4 +342,13 @@ func (c *CampaignSpec) EpisodeOf(index int) int {
 		index -= c.EpisodeBudget(e)
 	}
 	return c.Episodes - 1
+}
+
+// EffectiveConfidenceK is ConfidenceK, DefaultConfidenceK when it is not
+// set (a spec from before the field).
+func (c *CampaignSpec) EffectiveConfidenceK() float64 {
+	if c == nil || !(c.ConfidenceK > 0) {
+		return DefaultConfidenceK
+	}
+	return c.ConfidenceK
 }

@@ -22,8 +22,30 @@ type PropertyValue struct {
 	// Uncertainty because neighbours of different elements tie at CGCNN's
 	// twelfth-neighbour cut (oracle.Value.TieSpread), in Unit.
 	TieSpread float64 `json:"tie_spread,omitempty"`
-	// Surrogate is the surrogate's value where a reference value won.
+	// Surrogate is the surrogate's value where a reference value won, or
+	// the band-gap model's value where the metal rule set the gap to 0.
 	Surrogate *float64 `json:"surrogate,omitempty"`
+	// MetalProbability, on a surrogate band gap, is CGCNN's metal
+	// classifier's probability that the structure is a metal.
+	MetalProbability *float64 `json:"metal_probability,omitempty"`
+	// Metallic, on a surrogate band gap, marks a structure the classifier
+	// calls a metal (probability ≥ 0.5): the gap is reported as 0 and no
+	// band-gap constraint is met.
+	Metallic bool `json:"metallic,omitempty"`
+	// Calibrated is the oracle tier's measured error for the property
+	// (crucible calibrate), when a calibration is in use: Uncertainty is
+	// then its Q68, the calibrated standard error.
+	Calibrated *Calibrated `json:"calibrated,omitempty"`
+}
+
+// Calibrated is a property's error measured on known compounds built as
+// candidates are (pkg/calibrate), in the property's unit.
+type Calibrated struct {
+	Tier string  `json:"tier"`
+	MAE  float64 `json:"mae"`
+	Bias float64 `json:"bias"`
+	Q68  float64 `json:"q68"`
+	Q95  float64 `json:"q95"`
 }
 
 // Margin is one constraint's signed, clipped margin Φ (LLEMA App. B.2).
@@ -64,10 +86,13 @@ type Evaluation struct {
 	Properties      map[string]PropertyValue `json:"properties,omitempty"`
 	// EAboveHull is the energy above the convex hull of the reference
 	// phases and the campaign's stable finds (eV/atom); negative below it.
-	EAboveHull    *float64           `json:"e_above_hull,omitempty"`
-	HullEnergy    *float64           `json:"hull_energy_per_atom,omitempty"`
-	Decomposition map[string]float64 `json:"decomposition,omitempty"`
-	Margins       []Margin           `json:"margins,omitempty"`
+	EAboveHull *float64 `json:"e_above_hull,omitempty"`
+	HullEnergy *float64 `json:"hull_energy_per_atom,omitempty"`
+	// EAboveHullCalibrated is the calibrated error of EAboveHull (that of
+	// a surrogate formation energy), when a calibration is in use.
+	EAboveHullCalibrated *Calibrated        `json:"e_above_hull_calibrated,omitempty"`
+	Decomposition        map[string]float64 `json:"decomposition,omitempty"`
+	Margins              []Margin           `json:"margins,omitempty"`
 	// Score is S = Σ w_i Φ_i.
 	Score float64 `json:"score"`
 	// Feasible (a hit): valid and every margin ≥ 0.

@@ -136,6 +136,9 @@ type Stability struct {
 	// EAboveHull inherits: the hull energy at the composition does not
 	// depend on it.
 	TieSpread float64 `json:"tie_spread,omitempty"`
+	// Calibrated is the measured error of EAboveHull where it rests on a
+	// surrogate formation energy (Options.Calibration["e_above_hull"]).
+	Calibrated *Calibrated `json:"calibrated,omitempty"`
 	// System is the chemical system, "Cl-Na".
 	System string `json:"system"`
 	// ReferenceEAboveHull is the Materials Project's own energy above hull
@@ -321,9 +324,16 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[name] = v
 		}
 	}
+	MetalRule(res.Properties)
+	calibrate(res.Properties, o.opts.Calibration)
 	if req.Hull {
 		comp := req.Structure.Composition()
 		st, hr, warn := o.stability(comp, res.Formula, res.Properties, req.Extra, useReference)
+		if st != nil && st.FormationEnergySource == SourceCGCNN {
+			if c, ok := o.opts.Calibration["e_above_hull"]; ok {
+				st.Calibrated = &c
+			}
+		}
 		res.Stability = st
 		if warn != nil {
 			res.Warnings = append(res.Warnings, *warn)

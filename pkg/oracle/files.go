@@ -100,6 +100,12 @@ type RecordValue struct {
 	// present (0 without ties of different elements at CGCNN's cut).
 	TieSpread float64  `json:"tie_spread"`
 	Surrogate *float64 `json:"surrogate,omitempty"`
+	// MetalProbability and Metallic: the metal rule, on a CGCNN band gap
+	// (MetalRule).
+	MetalProbability *float64 `json:"metal_probability,omitempty"`
+	Metallic         bool     `json:"metallic,omitempty"`
+	// Calibrated is the measured error, when a calibration is in use.
+	Calibrated *Calibrated `json:"calibrated,omitempty"`
 }
 
 // StabilityRecord is the stability of a FileResult as "crucible predict
@@ -125,7 +131,8 @@ func (f FileResult) Record() FileRecord {
 		rec.Reasons = []Reason{}
 	}
 	for name, v := range r.Properties {
-		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate}
+		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate,
+			MetalProbability: v.MetalProbability, Metallic: v.Metallic, Calibrated: v.Calibrated}
 	}
 	return rec
 }

@@ -57,6 +57,10 @@ type Options struct {
 	// without an index (New) known compounds are recognised by formula
 	// alone.
 	Known *novelty.Index
+	// Calibration maps a property (and "e_above_hull") to its measured
+	// error in this oracle's tier (pkg/calibrate): surrogate values carry
+	// it, and their Uncertainty is its Q68. Nil keeps the published MAEs.
+	Calibration map[string]Calibrated
 }
 
 // Oracle evaluates candidate structures. It is safe for concurrent use.

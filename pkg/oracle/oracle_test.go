@@ -440,3 +440,95 @@ func TestCold(t *testing.T) {
 		t.Error("the cold copy shares the original's hull cache")
 	}
 }
+
+// TestMetalRule: the classifier's probability goes with every CGCNN band
+// gap; a metal's gap is 0, with the model's value kept beside it; a
+// reference gap is not touched.
+func TestMetalRule(t *testing.T) {
+	p := func(x float64) *float64 { return &x }
+	props := map[string]Value{
+		"band_gap":          {Value: 1.7, Source: SourceCGCNN, Uncertainty: 0.388, TieSpread: 0.1},
+		"metal_probability": {Value: 0.93, Source: SourceCGCNN},
+	}
+	MetalRule(props)
+	got := props["band_gap"]
+	if want := (Value{Value: 0, Source: SourceCGCNN, Surrogate: p(1.7), MetalProbability: p(0.93), Metallic: true}); !reflect.DeepEqual(got, want) {
+		t.Errorf("metal: %+v, want %+v", got, want)
+	}
+	props = map[string]Value{
+		"band_gap":          {Value: 2.1, Source: SourceCGCNN, Uncertainty: 0.388},
+		"metal_probability": {Value: 0.49, Source: SourceCGCNN},
+	}
+	MetalRule(props)
+	if got := props["band_gap"]; got.Value != 2.1 || got.Metallic || got.MetalProbability == nil || *got.MetalProbability != 0.49 {
+		t.Errorf("non-metal: %+v", got)
+	}
+	props = map[string]Value{
+		"band_gap":          {Value: 7.8, Source: SourceReference},
+		"metal_probability": {Value: 0.7, Source: SourceCGCNN},
+	}
+	MetalRule(props)
+	if got := props["band_gap"]; got.Value != 7.8 || got.Metallic || got.MetalProbability != nil {
+		t.Errorf("reference: %+v", got)
+	}
+}
+
+// TestMetalsHaveNoGap: an intermetallic's band gap is 0 with the
+// classifier, whatever the band-gap model says; an insulator keeps its
+// gap.
+func TestMetalsHaveNoGap(t *testing.T) {
+	o := testOracle(t)
+	surrogateOnly, err := New(o.Reference(), o.set, Options{SurrogateOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := evaluate(t, surrogateOnly,
+		Request{Structure: crystaltest.Build(t, "cscl", "NbTi")},
+		Request{Structure: crystaltest.Build(t, "rocksalt", "MgO")})
+	for i, name := range []string{"NbTi", "MgO"} {
+		gap := res[i].Properties["band_gap"]
+		pm := res[i].Properties["metal_probability"]
+		model := gap.Value
+		if gap.Surrogate != nil {
+			model = *gap.Surrogate
+		}
+		t.Logf("%s: P(metal) %.3f, gap %.3f (model %.3f)", name, pm.Value, gap.Value, model)
+		if gap.MetalProbability == nil || *gap.MetalProbability != pm.Value {
+			t.Errorf("%s: gap without the classifier's probability: %+v", name, gap)
+		}
+		metal := name == "NbTi"
+		if gap.Metallic != metal || (metal && gap.Value != 0) || (!metal && gap.Value < 3) {
+			t.Errorf("%s: %+v", name, gap)
+		}
+	}
+}
+
+// TestCalibration: with a calibration, surrogate values of a novel
+// compound carry it and its Q68 as their uncertainty, and so does an
+// energy above hull resting on a surrogate formation energy.
+func TestCalibration(t *testing.T) {
+	o := testOracle(t)
+	cal := map[string]Calibrated{
+		"formation_energy_per_atom": {Tier: "screen", MAE: 0.18, Q68: 0.17, Q95: 0.6},
+		"band_gap":                  {Tier: "screen", MAE: 0.5, Q68: 0.52, Q95: 2},
+		"e_above_hull":              {Tier: "screen", MAE: 0.18, Q68: 0.17, Q95: 0.6},
+	}
+	co, err := New(o.Reference(), o.set, Options{Calibration: cal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := evaluate(t, co, Request{Structure: crystaltest.Build(t, "perovskite", unknownFormula), Hull: true})[0]
+	ef := r.Properties["formation_energy_per_atom"]
+	if ef.Calibrated == nil || ef.Uncertainty != 0.17 {
+		t.Errorf("formation energy: %+v", ef)
+	}
+	if gap := r.Properties["band_gap"]; !gap.Metallic && (gap.Calibrated == nil || gap.Uncertainty != 0.52) {
+		t.Errorf("band gap: %+v", gap)
+	}
+	if bm := r.Properties["bulk_modulus"]; bm.Calibrated != nil || bm.Uncertainty == 0 {
+		t.Errorf("uncalibrated bulk modulus: %+v", bm)
+	}
+	if r.Stability == nil || r.Stability.Calibrated == nil || r.Stability.Calibrated.Q68 != 0.17 {
+		t.Errorf("stability: %+v", r.Stability)
+	}
+}

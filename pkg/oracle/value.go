@@ -39,8 +39,74 @@ type Value struct {
 	// (cgcnn.Prediction.Low and High). It adds to Uncertainty; 0 where
 	// the choice cannot change the prediction.
 	TieSpread float64 `json:"tie_spread,omitempty"`
-	// Surrogate is the CGCNN value where a reference value won.
+	// Surrogate is the CGCNN value where a reference value won, or the
+	// band-gap model's value where the metal rule set the gap to 0.
 	Surrogate *float64 `json:"surrogate,omitempty"`
+	// MetalProbability, on a CGCNN band gap, is the metal classifier's
+	// probability that the structure is a metal (see MetalRule).
+	MetalProbability *float64 `json:"metal_probability,omitempty"`
+	// Metallic, on a CGCNN band gap, marks a structure the classifier
+	// calls a metal (MetalProbability ≥ MetalThreshold): Value is 0.
+	Metallic bool `json:"metallic,omitempty"`
+	// Calibrated is the measured error of this tier for the property
+	// (Options.Calibration), on a surrogate value: Uncertainty is then
+	// its Q68 instead of the published MAE.
+	Calibrated *Calibrated `json:"calibrated,omitempty"`
+}
+
+// Calibrated is a property's error measured on known compounds built as
+// candidates are (pkg/calibrate), in the property's unit: mean absolute
+// error, bias (mean of prediction − reference), and the 68 % and 95 %
+// quantiles of the absolute error. Q68 is the calibrated standard error.
+type Calibrated struct {
+	Tier string  `json:"tier"`
+	MAE  float64 `json:"mae"`
+	Bias float64 `json:"bias"`
+	Q68  float64 `json:"q68"`
+	Q95  float64 `json:"q95"`
+}
+
+// calibrate gives the surrogate values of props their calibrated errors:
+// Uncertainty becomes Q68 (a metal's band gap of 0 keeps none).
+func calibrate(props map[string]Value, cal map[string]Calibrated) {
+	for name, v := range props {
+		c, ok := cal[name]
+		if !ok || v.Source != SourceCGCNN || v.Metallic || name == "metal_probability" {
+			continue
+		}
+		v.Calibrated = &c
+		v.Uncertainty = c.Q68
+		props[name] = v
+	}
+}
+
+// MetalThreshold is the metal classifier's probability at or above which
+// a structure is a metal, as CGCNN's authors classify (Xie & Grossman,
+// PRL 120, 145301 (2018): metal if the predicted probability > 0.5).
+const MetalThreshold = 0.5
+
+// MetalRule applies the metal classifier to a CGCNN band gap: the
+// band-gap model is trained on every material, metals included, and gives
+// metals gaps of eV (1.7 eV for copper), so a band gap is believed only
+// for a structure the classifier calls non-metallic. With both a CGCNN
+// band_gap and a metal_probability in props, the gap records the
+// probability, and where it is at least MetalThreshold the gap becomes 0
+// (Metallic, no uncertainty, the model's value in Surrogate). A reference
+// band gap (a known compound's DFT value) is left as it is.
+func MetalRule(props map[string]Value) {
+	gap, ok := props["band_gap"]
+	pm, ok2 := props["metal_probability"]
+	if !ok || !ok2 || gap.Source != SourceCGCNN || pm.Source != SourceCGCNN {
+		return
+	}
+	p := pm.Value
+	gap.MetalProbability = &p
+	if p >= MetalThreshold {
+		model := gap.Value
+		gap.Surrogate = &model
+		gap.Value, gap.Uncertainty, gap.TieSpread, gap.Metallic = 0, 0, 0, true
+	}
+	props["band_gap"] = gap
 }
 
 // Surrogate is a CGCNN checkpoint as a property predictor.

@@ -32,9 +32,16 @@ type builtin struct {
 //     unstable … phases" (Low-Density Structural) and "prefer
 //     thermodynamically stable ABO₃ oxides" (Toxic-Free Perovskite Oxides)
 //     are kept as notes for the prompt; the same threshold enforces them.
-//   - "Toxic_Free_Perovskite_Oxide" prefers ABO₃ oxides but does not require
-//     them (Table 2: "Prefer stable ABO₃ oxides"): a note, not an element
-//     rule.
+//   - "Toxic_Free_Perovskite_Oxide" names what it looks for: perovskite
+//     oxides. Its goal only "prefers … ABO₃ oxides" (Table 2: "Prefer
+//     stable ABO₃ oxides"), but a fluoride or a nitride is not a
+//     perovskite oxide, so the built-in requires the family, the
+//     stoichiometry and the anion (structure: perovskite, formula: ABX3,
+//     anions: [O]) and keeps the preference as a note. The task file does
+//     not state them, so a task read from it has the note only. No other
+//     task names a structure family or an anion in its name or goal
+//     ("Transparent Conductors" mentions oxides in its description only,
+//     and its conductivity has no oracle).
 //
 // Where a goal uses a property Crucible cannot provide (piezoelectric
 // coefficients, the total dielectric constant of piezoelectrics,
@@ -146,6 +153,7 @@ func llemaTasks() []builtin {
 			Constraints: []Constraint{AtLeast("band_gap", 2), Between("bulk_modulus", 90, 135)},
 			Elements:    ElementRules{Exclude: []string{"Pb", "Cd", "Hg", "Tl", "Be", "As", "Sb", "Se", "U", "Th"}},
 			Notes:       []string{"prefer thermodynamically stable ABO₃ oxides"},
+			Structure:   "perovskite", Formula: "ABX3", Anions: []string{"O"},
 		}, aliases: []string{"Toxic-Free Perovskite Oxides"}},
 	}
 }

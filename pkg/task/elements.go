@@ -80,8 +80,16 @@ func (r ElementRules) CheckElements(els []crystal.Element) []string {
 	return reasons
 }
 
-// Check checks a composition against the task's element rules.
-func (t Task) Check(c crystal.Composition) []string { return t.Elements.Check(c) }
+// Check checks a composition against the task's element, formula and
+// anion rules (CompositionViolations), one reason per broken rule; nil
+// when it meets them all.
+func (t Task) Check(c crystal.Composition) []string {
+	var out []string
+	for _, v := range t.CompositionViolations(c) {
+		out = append(out, v.Detail)
+	}
+	return out
+}
 
 func containsAny(els []crystal.Element, syms []string) bool {
 	for _, e := range els {

@@ -323,6 +323,16 @@ type Task struct {
 	// Notes are preferences and goal clauses kept as text for the prompt
 	// ("prefer thermodynamically stable ABO₃ oxides").
 	Notes []string `json:"notes,omitempty"`
+	// Structure is a structure family every candidate must belong to
+	// (crystal.Families: "perovskite"); see crystal.InFamily.
+	Structure string `json:"structure,omitempty"`
+	// Formula is a stoichiometry every candidate must have, in the
+	// prototypes' notation: letters A–W for cations and X–Z for anions,
+	// each with its count ("ABX3", "AB2X4", "A2X3"); see CheckFormula.
+	Formula string `json:"formula,omitempty"`
+	// Anions are the only anions a candidate may have, and it must have
+	// one (crystal.Anions: the elements with a negative oxidation state).
+	Anions []string `json:"anions,omitempty"`
 }
 
 // Validate checks every field and returns all problems, each a *FieldError
@@ -345,6 +355,7 @@ func (t Task) Validate() error {
 			errs = append(errs, fieldErr(fmt.Sprintf("properties[%d]", i), fmt.Errorf("%w %q", ErrUnknownProperty, p)))
 		}
 	}
+	errs = append(errs, t.validateFamily()...)
 	return errors.Join(errs...)
 }
 
@@ -433,6 +444,7 @@ func (t Task) Clone() Task {
 	}
 	c.Properties = cloneStrings(t.Properties)
 	c.Notes = cloneStrings(t.Notes)
+	c.Anions = cloneStrings(t.Anions)
 	return c
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // Item is one structure to evaluate.
@@ -68,6 +69,9 @@ type Outcome struct {
 	EAboveHull    *float64
 	HullEnergy    *float64
 	Decomposition map[string]float64
+	// EAboveHullCalibrated is EAboveHull's calibrated error, when it rests
+	// on a calibrated surrogate formation energy.
+	EAboveHullCalibrated *messages.Calibrated
 }
 
 // Oracle evaluates a batch of structures. It must return one outcome per
@@ -144,9 +148,14 @@ type findsEntry struct {
 	pos     []int
 }
 
-// upTo returns the entries of the first n finds.
-func (e findsEntry) upTo(n int) []hull.Entry {
-	k, _ := slices.BinarySearch(e.pos, n)
+// of returns the entries that extend c's reference phases: every find,
+// or those recorded before c was proposed when c says how many (an
+// ordered campaign).
+func (e findsEntry) of(c *messages.Candidate) []hull.Entry {
+	if c.HullFinds == nil {
+		return e.entries
+	}
+	k, _ := slices.BinarySearch(e.pos, *c.HullFinds)
 	return e.entries[:k:k]
 }
 
@@ -269,12 +278,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			cands[i] = nil
 			continue
 		}
-		extra := finds.entries
-		if c.HullFinds != nil {
-			// The finds as of its proposal (an ordered campaign).
-			extra = finds.upTo(*c.HullFinds)
-		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: extra})
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds.of(&c)})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}
@@ -437,8 +441,8 @@ func (s *Service) invalid(c *messages.Candidate, r messages.Reason) *messages.Ev
 }
 
 // campaignFinds returns the campaign's hull-extending finds as hull
-// entries. Finds only accumulate: a campaign's new ones are fetched and
-// parsed once.
+// entries (a candidate's are findsEntry.of it). Finds only accumulate: a
+// campaign's new ones are fetched and parsed once.
 func (s *Service) campaignFinds(ctx context.Context, campaign string) (findsEntry, error) {
 	s.mu.Lock()
 	e := s.finds[campaign]
@@ -476,7 +480,7 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 	ev := &messages.Evaluation{
 		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
 		Valid: o.Valid, Reasons: o.Reasons, Warnings: o.Warnings, OxidationStates: o.OxidationStates, Properties: o.Properties,
-		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition,
+		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition, EAboveHullCalibrated: o.EAboveHullCalibrated,
 		Known: o.Known, EvaluatedAt: time.Now().UTC(), Unsupported: spec.Task.Unsupported(),
 	}
 	lookup := func(name string) (float64, bool) {
@@ -502,16 +506,45 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		})
 	}
 	feasible := o.Valid && res.Feasible
-	if comp, err := crystal.ParseFormula(c.Formula); err == nil {
-		if reasons := spec.Task.Check(comp); len(reasons) > 0 {
-			feasible = false
-			for _, r := range reasons {
-				ev.Reasons = append(ev.Reasons, messages.Reason{Code: reasonElementRule, Detail: r})
-			}
-		}
+	// The metal rule: a band-gap constraint is met only by a structure the
+	// metal classifier calls non-metallic (oracle.MetalRule), whatever the
+	// bound.
+	if gap, ok := o.Properties["band_gap"]; ok && gap.Metallic && constrains(spec.Task, "band_gap") {
+		feasible = false
+		ev.Reasons = append(ev.Reasons, messages.Reason{Code: "metallic",
+			Detail: fmt.Sprintf("a metal by CGCNN's classifier (P(metal) = %.3g ≥ 0.5): its band gap is 0", deref(gap.MetalProbability))})
+	}
+	var violations []task.Violation
+	if st, err := c.Structure.Crystal(); err == nil {
+		violations = spec.Task.Violations(st)
+	} else if comp, err := crystal.ParseFormula(c.Formula); err == nil {
+		violations = spec.Task.CompositionViolations(comp)
+	}
+	for _, v := range violations {
+		feasible = false
+		ev.Reasons = append(ev.Reasons, messages.Reason{Code: v.Rule, Detail: v.Detail})
 	}
 	if !o.Valid {
 		ev.Score = -1
+	}
+	// Calibrated errors: a surrogate value meets its constraint, and an
+	// energy above hull the stability threshold, only by k calibrated
+	// standard errors (the campaign's confidence_k).
+	k := spec.EffectiveConfidenceK()
+	for _, c := range spec.Task.Constraints {
+		pv, ok := o.Properties[c.Property]
+		if !ok || pv.Calibrated == nil || !o.Valid {
+			continue
+		}
+		if d := judge.ConfidenceMargin(c, pv.Value); d < k*pv.Calibrated.Q68 {
+			feasible = false
+			ev.Reasons = append(ev.Reasons, messages.Reason{Code: "within_calibrated_error",
+				Detail: fmt.Sprintf("%s = %.4g is %.4g from its bound (%s), less than %g × its calibrated error %.4g", c.Property, pv.Value, d, c.String(), k, pv.Calibrated.Q68)})
+		}
+	}
+	threshold := spec.StabilityThreshold
+	if c := o.EAboveHullCalibrated; c != nil {
+		threshold -= k * c.Q68
 	}
 	ev.Feasible = feasible
 	if o.Valid && o.EAboveHull != nil {
@@ -520,7 +553,7 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		// surrogate's error than a new ground state: not stable, and never
 		// a reference phase of later candidates (pkg/judge).
 		ev.HullOutlier = e < -judge.DefaultSuspiciousBelowHull
-		ev.Stable = e <= spec.StabilityThreshold && !ev.HullOutlier
+		ev.Stable = e <= threshold && !ev.HullOutlier
 		if ev.HullOutlier {
 			ev.Warnings = append(ev.Warnings, messages.Reason{Code: "below_hull", Detail: fmt.Sprintf(
 				"E_hull %.4g eV/atom is more than %.4g eV/atom below the hull of the known phases: a likely surrogate error, not counted stable",
@@ -534,4 +567,21 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		ev.Novel = o.Valid && !c.Seed && !o.Known
 	}
 	return ev
+}
+
+// constrains reports whether the task constrains the property.
+func constrains(t task.Task, property string) bool {
+	for _, c := range t.Constraints {
+		if c.Property == property {
+			return true
+		}
+	}
+	return false
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }

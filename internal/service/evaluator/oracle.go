@@ -74,13 +74,22 @@ func outcome(r *oracle.Result) Outcome {
 	sort.Strings(names)
 	for _, name := range names {
 		v := r.Properties[name]
-		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate}
+		o.Properties[name] = messages.PropertyValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate,
+			MetalProbability: v.MetalProbability, Metallic: v.Metallic, Calibrated: calibrated(v.Calibrated)}
 	}
 	if s := r.Stability; s != nil {
 		e, h := s.EAboveHull, s.HullEnergy
 		o.EAboveHull, o.HullEnergy, o.Decomposition = &e, &h, s.Decomposition
+		o.EAboveHullCalibrated = calibrated(s.Calibrated)
 	}
 	return o
+}
+
+func calibrated(c *oracle.Calibrated) *messages.Calibrated {
+	if c == nil {
+		return nil
+	}
+	return &messages.Calibrated{Tier: c.Tier, MAE: c.MAE, Bias: c.Bias, Q68: c.Q68, Q95: c.Q95}
 }
 
 // RelaxingOracle is the production oracle with its relax tier: the

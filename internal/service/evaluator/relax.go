@@ -87,11 +87,7 @@ func (s *Service) handleRelax(ctx context.Context, o RelaxOracle, d *bus.Deliver
 	if err != nil {
 		return fmt.Errorf("relax %s: %w", c.ID, err)
 	}
-	extra := finds.entries
-	if c.HullFinds != nil {
-		// The finds as of its proposal (an ordered campaign).
-		extra = finds.upTo(*c.HullFinds)
-	}
+	extra := finds.of(c) // as of its proposal in an ordered campaign
 	start := time.Now()
 	var ro RelaxOutcome
 	if st, err := c.Structure.Crystal(); err != nil {

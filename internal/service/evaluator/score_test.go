@@ -91,3 +91,55 @@ func TestScore(t *testing.T) {
 		})
 	}
 }
+
+// TestScoreMetalRule: a band-gap constraint is met only by a structure the
+// metal classifier calls non-metallic, even one a metal's gap of 0 would
+// satisfy.
+func TestScoreMetalRule(t *testing.T) {
+	sp := spec(t, task.Task{Name: "t", Constraints: []task.Constraint{task.AtMost("band_gap", 1)}})
+	for _, tc := range []struct {
+		name     string
+		gap      messages.PropertyValue
+		feasible bool
+	}{
+		{"non-metal", messages.PropertyValue{Value: 0.5, Source: "cgcnn", MetalProbability: f(0.2)}, true},
+		{"metal", messages.PropertyValue{Value: 0, Source: "cgcnn", MetalProbability: f(0.9), Metallic: true, Surrogate: f(1.7)}, false},
+	} {
+		out := Outcome{Valid: true, Properties: map[string]messages.PropertyValue{"band_gap": tc.gap}, EAboveHull: f(0)}
+		ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "NaCl"}, &out)
+		if ev.Feasible != tc.feasible {
+			t.Errorf("%s: feasible %v, want %v (%v)", tc.name, ev.Feasible, tc.feasible, ev.Reasons)
+		}
+		if !tc.feasible && (len(ev.Reasons) != 1 || ev.Reasons[0].Code != "metallic") {
+			t.Errorf("%s: reasons %v", tc.name, ev.Reasons)
+		}
+	}
+}
+
+// TestScoreCalibrated: with calibrated errors a constraint is met, and the
+// stability threshold, only by k calibrated standard errors.
+func TestScoreCalibrated(t *testing.T) {
+	tk := task.Task{Name: "t", Constraints: []task.Constraint{task.AtLeast("band_gap", 2.5)}}
+	sp := spec(t, tk)
+	cal := &messages.Calibrated{Tier: "screen", MAE: 0.5, Q68: 0.5, Q95: 2}
+	ehull := &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+	for _, tc := range []struct {
+		name             string
+		gap, e           float64
+		k                float64
+		feasible, stable bool
+	}{
+		{"clear by 1σ", 3.1, -0.1, 1, true, true},
+		{"gap within 1σ", 2.9, -0.1, 1, false, true},
+		{"E_hull within 1σ of the threshold", 3.1, 0.0, 1, true, false},
+		{"k = 0.5", 2.9, -0.05, 0.5, true, true},
+	} {
+		sp.ConfidenceK = tc.k
+		out := Outcome{Valid: true, EAboveHull: f(tc.e), EAboveHullCalibrated: ehull, Properties: map[string]messages.PropertyValue{
+			"band_gap": {Value: tc.gap, Source: "cgcnn", Uncertainty: 0.5, Calibrated: cal}}}
+		ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "NaCl"}, &out)
+		if ev.Feasible != tc.feasible || ev.Stable != tc.stable {
+			t.Errorf("%s: feasible %v stable %v, want %v %v (%v)", tc.name, ev.Feasible, ev.Stable, tc.feasible, tc.stable, ev.Reasons)
+		}
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"math"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 // PassesScreen reports whether a relax campaign relaxes a candidate after
 // its screened evaluation (spec.Screen): a valid proposed candidate within
-// the task's element rules (relaxation changes neither), with a screened
+// the task's element, formula and anion rules (relaxation changes none),
+// with a screened
 // energy above the hull of at most Screen.MaxEAboveHull, and every
 // constraint within reach: its screened value misses the bound by at most
 // Screen.ErrorMultiple times the value's error (its uncertainty plus its
@@ -19,7 +21,7 @@ func PassesScreen(spec *messages.CampaignSpec, ev *messages.Evaluation) bool {
 		return false
 	}
 	for _, r := range ev.Reasons {
-		if r.Code == reasonElementRule {
+		if r.Code == reasonElementRule || r.Code == task.RuleFormula || r.Code == task.RuleAnions {
 			return false
 		}
 	}

@@ -87,11 +87,11 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	}
 	decision := "rejected"
 	if !v.Accepted {
+		// Counted, as discoveries are, for the campaign's state.
 		if err := s.store.RecordJudgeRejection(ctx, ev.Campaign, ev.ID); err != nil {
 			return err
 		}
-	}
-	if v.Accepted {
+	} else {
 		decision = "accepted"
 		s.log.Info("discovery", zap.String("campaign", ev.Campaign), zap.String("candidate", ev.ID), zap.String("formula", v.Formula))
 	}

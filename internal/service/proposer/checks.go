@@ -14,7 +14,8 @@ type CheckOptions struct {
 }
 
 // checker applies, to every generator's output, the structure's validity,
-// the task's element rules and the memory bank's directives. Directives
+// the task's element, formula, anion and structure-family rules and the
+// memory bank's directives. Directives
 // are enforced here, in the environment, not merely shown to the
 // generator (MADE §5.2–5.3).
 type checker struct {
@@ -48,8 +49,8 @@ func (k *checker) check(p Proposed, c *messages.Candidate) []messages.Reason {
 		reasons = append(reasons, messages.Reason{Code: string(f.Code), Detail: f.Detail})
 	}
 	comp := p.Structure.Composition()
-	for _, r := range k.spec.Task.Check(comp) {
-		reasons = append(reasons, messages.Reason{Code: "element_rule", Detail: r})
+	for _, v := range k.spec.Task.Violations(p.Structure) {
+		reasons = append(reasons, messages.Reason{Code: v.Rule, Detail: v.Detail})
 	}
 	formula := comp.ReducedFormula()
 	system := comp.ChemicalSystem()

@@ -1,6 +1,7 @@
 package proposer
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/crucible-sci/crucible/internal/crystaltest"
@@ -50,5 +51,44 @@ func TestCheckerEnforcesDirectives(t *testing.T) {
 	}
 	if r := k.check(Proposed{}, &messages.Candidate{}); len(r) == 0 || r[0].Code != "no_structure" {
 		t.Errorf("no structure: %v", r)
+	}
+}
+
+// TestCheckerEnforcesStructureRules: the built-in perovskite-oxide task
+// rejects fluorides, other stoichiometries and ABO3 cells that are not
+// perovskites, each with its reason code.
+func TestCheckerEnforcesStructureRules(t *testing.T) {
+	tk, err := task.ByName("Toxic-Free Perovskite Oxides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &messages.CampaignSpec{ID: "c", Budget: 10, Task: tk}
+	spec.ApplyDefaults()
+	k := newChecker(spec, nil, map[string]int{}, func(string) bool { return false }, CheckOptions{})
+	flat := crystaltest.Build(t, "perovskite", "SrTiO3")
+	m := flat.Lattice.Matrix()
+	m[2][2] *= 0.6
+	l, err := crystal.NewLattice(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat.Lattice = l
+	for _, tc := range []struct {
+		name  string
+		s     *crystal.Structure
+		codes []string
+	}{
+		{"SrTiO3", crystaltest.Build(t, "perovskite", "SrTiO3"), nil},
+		{"KMgF3", crystaltest.Build(t, "perovskite", "KMgF3"), []string{task.RuleAnions}},
+		{"MgO", crystaltest.Build(t, "rocksalt", "MgO"), []string{task.RuleFormula, task.RuleStructure}},
+		{"collapsed SrTiO3", flat, []string{task.RuleStructure}},
+	} {
+		var codes []string
+		for _, r := range k.check(Proposed{Structure: tc.s}, &messages.Candidate{}) {
+			codes = append(codes, r.Code)
+		}
+		if !slices.Equal(codes, tc.codes) {
+			t.Errorf("%s: codes %v, want %v", tc.name, codes, tc.codes)
+		}
 	}
 }
