@@ -48,6 +48,21 @@ known compounds only; density and volume per atom exactly from the structure. Wi
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
 
+Where neighbours of different elements tie at CGCNN's twelfth-neighbour
+cut, a value also has its tie spread: how far the prediction moves with
+the choice among them (added uncertainty; the value is the average over
+the choices, the same however the structure is written down).
+
+Novelty: the structure is compared with the known structures of its
+formula (the Materials Project CIF sets of the data directory, the golden
+CIFs, the prototype library's archetypes; pymatgen's StructureMatcher
+defaults, volumes scaled): known_structure (with the match), new_polymorph
+(known formula, no structure matches: its own CGCNN values instead of the
+reference values, its energy placed against the known polymorph's),
+known_formula (in the tables, no structure held), new, or with --hull
+ordered_mixture (a new formula above the hull whose facet is its
+isovalent end members, named).
+
 Validity is a flag, not a gate: every structure that can be featurised is
 predicted, and an invalid one gets its reasons beside its properties (a
 composition no chemistry allows, a stated formula that disagrees). Only an
@@ -58,16 +73,18 @@ structure properties. The bonding class of the composition (ionic,
 polyanionic, metal_rich, intermetallic, covalent, element; see "crucible
 validate --help") is reported with it.
 
-One line per structure: file, reduced formula, known or novel, class,
+One line per structure: file, reduced formula, novelty, class,
 validity (with the reasons when invalid), then every property as
-name=value±uncertainty unit (source).
+name=value±uncertainty unit (source; tie spread).
 
 With --json, one object per line with the keys file (as given), formula,
 class (null for an unreadable file), valid, predicted (false when only
-structure properties were computed), known, oxidation_states (when an
-assignment was found), reasons ([{code, detail}]), warnings, properties
-({name: {value, unit, source, uncertainty[, surrogate, metal_probability,
-metallic, calibrated]}}), and with --hull
+structure properties were computed), known (the formula is in the
+reference tables), novelty ({class[, match, rms, polymorphs, end_members]};
+null when not predicted), oxidation_states (when an assignment was found),
+reasons ([{code, detail}]), warnings, properties ({name: {value, unit,
+source, uncertainty, tie_spread[, surrogate, metal_probability, metallic,
+calibrated]}}), and with --hull
 e_above_hull, hull_energy_per_atom and decomposition ({formula: fraction};
 null when it cannot be computed, with a warning saying why).
 
@@ -190,9 +207,12 @@ func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy
 		return err
 	}
 	parts := []string{p.File, r.Formula}
-	if r.Known {
+	switch {
+	case r.Novelty != nil:
+		parts = append(parts, r.Novelty.String())
+	case r.Known:
 		parts = append(parts, "known")
-	} else {
+	default:
 		parts = append(parts, "novel")
 	}
 	if r.Class != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
 // predictFixtures writes structure files: rock salt NaCl (CIF, a known
@@ -46,6 +47,7 @@ type predictJSONLine struct {
 	Valid           bool               `json:"valid"`
 	Predicted       bool               `json:"predicted"`
 	Known           bool               `json:"known"`
+	Novelty         *messages.Novelty  `json:"novelty"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
 	Reasons         []struct{ Code, Detail string }
 	Properties      map[string]struct {
@@ -53,6 +55,7 @@ type predictJSONLine struct {
 		Unit        *string  `json:"unit"`
 		Source      string   `json:"source"`
 		Uncertainty *float64 `json:"uncertainty"`
+		TieSpread   *float64 `json:"tie_spread"`
 		Surrogate   *float64 `json:"surrogate"`
 	} `json:"properties"`
 	EAboveHull    *float64           `json:"e_above_hull"`
@@ -81,7 +84,7 @@ func TestPredictJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &raw); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		for _, key := range []string{"file", "formula", "class", "valid", "predicted", "known", "reasons", "properties", "e_above_hull", "decomposition"} {
+		for _, key := range []string{"file", "formula", "class", "valid", "predicted", "known", "novelty", "reasons", "properties", "e_above_hull", "decomposition"} {
 			if _, ok := raw[key]; !ok {
 				t.Errorf("line %d lacks %q: %s", i+1, key, line)
 			}
@@ -98,6 +101,9 @@ func TestPredictJSON(t *testing.T) {
 
 	nacl := got["NaCl.cif"]
 	fe := nacl.Properties["formation_energy_per_atom"]
+	if nacl.Novelty == nil || nacl.Novelty.Class != messages.NoveltyKnownStructure || nacl.Novelty.Match != "golden:cod-1000041" {
+		t.Errorf("NaCl: novelty %+v, want the golden NaCl structure", nacl.Novelty)
+	}
 	if !nacl.Valid || !nacl.Predicted || !nacl.Known || nacl.Formula != "NaCl" || nacl.Class == nil || *nacl.Class != "ionic" ||
 		nacl.OxidationStates["Na"] != 1 || fe.Source != "reference" || fe.Surrogate == nil || fe.Uncertainty == nil || *fe.Uncertainty != 0 {
 		t.Errorf("NaCl: %+v", nacl)
@@ -107,7 +113,8 @@ func TestPredictJSON(t *testing.T) {
 	}
 	novel := got["RbSrBr3.json"]
 	gap := novel.Properties["band_gap"]
-	if !novel.Valid || novel.Known || gap.Source != "cgcnn" || gap.Uncertainty == nil || *gap.Uncertainty != 0.388 || gap.Unit == nil || *gap.Unit != "eV" {
+	if !novel.Valid || novel.Known || gap.Source != "cgcnn" || gap.Uncertainty == nil || *gap.Uncertainty != 0.388 || gap.Unit == nil || *gap.Unit != "eV" ||
+		gap.TieSpread == nil || !(*gap.TieSpread > 0) || novel.Novelty == nil || novel.Novelty.Class != messages.NoveltyNew {
 		t.Errorf("RbSrBr3: %+v", novel)
 	}
 	if novel.EAboveHull == nil || len(novel.Decomposition) < 2 {
@@ -147,17 +154,17 @@ func TestPredictText(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), out.String())
 	}
-	for _, want := range []string{"  NaCl  known  ionic  valid  formation_energy_per_atom=", " eV/atom (reference; model ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
+	for _, want := range []string{"  NaCl  known_structure golden:cod-1000041  ionic  valid  formation_energy_per_atom=", " eV/atom (reference; model ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("NaCl line lacks %q:\n%s", want, lines[0])
 		}
 	}
-	for _, want := range []string{"  RbSrBr3  novel  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn; P(metal) ", "bulk_modulus=", " GPa (cgcnn)"} {
+	for _, want := range []string{"  RbSrBr3  new  ionic  valid  ", "band_gap=", "±0.388 eV (cgcnn; tie spread ", "; P(metal) ", "bulk_modulus=", " GPa (cgcnn; tie spread "} {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("RbSrBr3 line lacks %q:\n%s", want, lines[1])
 		}
 	}
-	for _, want := range []string{"  MgF  novel  ionic  invalid: charge_neutrality: ", "band_gap=", "e_above_hull="} {
+	for _, want := range []string{"  MgF  new  ionic  invalid: charge_neutrality: ", "band_gap=", "e_above_hull="} {
 		if !strings.Contains(lines[2], want) {
 			t.Errorf("MgF line lacks %q:\n%s", want, lines[2])
 		}

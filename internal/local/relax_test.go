@@ -18,6 +18,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -76,8 +77,10 @@ func checkRelaxed(t *testing.T, spec *messages.CampaignSpec, res *local.Result, 
 			if !ok || (!ev.Known && (fe.Source != "m3gnet" || math.Abs(fe.Value-rx.FormationEnergy) > 1e-9)) {
 				t.Errorf("%s: formation energy %+v, relaxation's %v", ev.ID, fe, rx.FormationEnergy)
 			}
-			if ev.Stable != (ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull <= spec.StabilityThreshold) {
-				t.Errorf("%s: stable %v with the relaxed E_hull %v", ev.ID, ev.Stable, ev.EAboveHull)
+			// A hull outlier (far below the hull: a likely model error) is not stable.
+			outlier := ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull < -judge.DefaultSuspiciousBelowHull
+			if ev.HullOutlier != outlier || ev.Stable != (ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull <= spec.StabilityThreshold && !outlier) {
+				t.Errorf("%s: stable %v, hull outlier %v with the relaxed E_hull %v", ev.ID, ev.Stable, ev.HullOutlier, ev.EAboveHull)
 			}
 		case messages.TierScreen:
 			if ev.Relaxation != nil || ev.Screened != nil {

@@ -346,6 +346,9 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		fmt.Fprintf(w, " · learning slope %+.2f per episode", *s.LearningSlope)
 	}
 	fmt.Fprintf(w, " · unique compositions %d · mean E_hull %.3f eV/atom\n", s.UniqueCompositions, s.MeanEAboveHull)
+	if len(s.Judged) > 0 {
+		fmt.Fprintf(w, "  judged: %s\n", judgedText(s.Judged))
+	}
 	if len(s.ParetoFront) > 0 {
 		fmt.Fprintf(w, "  Pareto front (%d novel hits): %s\n", len(s.ParetoFront), paretoFormulas(s.ParetoFront))
 	}
@@ -361,4 +364,18 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "  %.1f s\n", s.WallSeconds)
+}
+
+// judgedText writes the judge's counts, "accepted/new 40, rejected/ordered_mixture 12, …".
+func judgedText(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

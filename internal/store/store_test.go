@@ -216,24 +216,6 @@ func TestEmptyGenerationsExhaust(t *testing.T) {
 	}
 }
 
-// TestDiscoveriesCountedOnce: a discovery recorded again (a redelivered
-// evaluation) is counted once in the campaign's state.
-func TestDiscoveriesCountedOnce(t *testing.T) {
-	s := open(t)
-	ctx := context.Background()
-	if _, err := s.CreateCampaign(ctx, spec(t, "disc", 10, 2, 1), 0); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"c1", "c2", "c1"} {
-		if err := s.RecordDiscovery(ctx, "disc", id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if st, err := s.State(ctx, "disc"); err != nil || st.Counters.Discoveries != 2 {
-		t.Fatalf("discoveries %+v %v, want 2", st.Counters, err)
-	}
-}
-
 // TestRejectsKept: an island keeps its most recent rejected proposals,
 // newest first, at most MaxRejectsKept, and counts them all.
 func TestRejectsKept(t *testing.T) {

@@ -180,6 +180,9 @@ func valueText(name string, ev *messages.Evaluation) string {
 	if pv.Uncertainty > 0 {
 		src += fmt.Sprintf(" ± %.4g", pv.Uncertainty)
 	}
+	if pv.TieSpread > 0 {
+		src += fmt.Sprintf(" + %.4g tie spread", pv.TieSpread)
+	}
 	if pv.MetalProbability != nil {
 		src += metalText(pv)
 	}
@@ -255,8 +258,8 @@ func energySource(ev *messages.Evaluation) (string, float64) {
 	if !ok {
 		return "hull", 0
 	}
-	if fe.Uncertainty > 0 && !math.IsInf(fe.Uncertainty, 0) {
-		return fmt.Sprintf("hull of a %s formation energy ± %.4g eV/atom", fe.Source, fe.Uncertainty), fe.Uncertainty
+	if sigma := sigmaOf(fe); sigma > 0 && !math.IsInf(sigma, 0) {
+		return fmt.Sprintf("hull of a %s formation energy ± %.4g eV/atom", fe.Source, sigma), sigma
 	}
 	return "hull of a " + fe.Source + " formation energy", 0
 }
@@ -319,18 +322,25 @@ func atLeast(d, want, scale float64) bool {
 	return d >= want-1e-9*math.Max(1, math.Abs(scale))
 }
 
-// uncertainty is σ of a property value: its own uncertainty, or for a hull
-// value without one, that of the formation energy it comes from (the
-// reference phases' energies are exact, so the error of E_hull is the
-// error of the candidate's formation energy).
+// uncertainty is σ of a property value: its own uncertainty (sigmaOf), or
+// for a hull value without one, that of the formation energy it comes
+// from (the reference phases' energies are exact, so the error of E_hull
+// is the error of the candidate's formation energy).
 func uncertainty(name string, pv messages.PropertyValue, ev *messages.Evaluation) float64 {
-	if pv.Uncertainty != 0 || pv.Source != SourceHull || name == formationEnergy {
-		return pv.Uncertainty
+	if sigmaOf(pv) != 0 || pv.Source != SourceHull || name == formationEnergy {
+		return sigmaOf(pv)
 	}
 	if fe, ok := ev.Properties[formationEnergy]; ok {
-		return fe.Uncertainty
+		return sigmaOf(fe)
 	}
 	return 0
+}
+
+// sigmaOf is a value's uncertainty plus its tie spread: where neighbours
+// of different elements tie at CGCNN's cut, the choice among them moves
+// the prediction by up to the spread, on top of the model's error.
+func sigmaOf(pv messages.PropertyValue) float64 {
+	return pv.Uncertainty + pv.TieSpread
 }
 
 func exactSource(src string) bool {
@@ -402,13 +412,46 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 
 func checkNovelty(ev *messages.Evaluation) outcome {
 	f := formulaOf(ev)
+	n := ev.Novelty
 	switch {
 	case ev.Candidate.Seed:
 		return fail(CheckNovelty, f+" is a seed material the campaign started from", "known material: a seed")
-	case ev.Known:
+	case n == nil && ev.Known:
 		return fail(CheckNovelty, f+" is in the reference data: a known material, not a discovery", "known material: "+f+" is in the reference data")
+	case n == nil:
+		if !ev.Novel {
+			return fail(CheckNovelty, "an earlier candidate of the campaign had the same formula "+f+" and structure", "not novel: repeats an earlier candidate")
+		}
+		return pass(CheckNovelty, f+" is not in the reference data (compared by formula: no known structures were consulted)", "new")
+	case n.Class == messages.NoveltyKnownStructure:
+		return fail(CheckNovelty, fmt.Sprintf("the structure matches the known structure %s (normalised RMS displacement %.3g): a known material, not a discovery", n.Match, n.RMS),
+			"known material: "+f+" matches "+n.Match)
+	case n.Class == messages.NoveltyKnownFormula:
+		return fail(CheckNovelty, f+" is in the reference data and no structure of it is held to compare with: a known material by formula",
+			"known material: "+f+" is in the reference data")
+	case n.Class == messages.NoveltyOrderedMixture:
+		return fail(CheckNovelty, fmt.Sprintf("%s lies above the hull inside the facet of its isovalent end members %s: an ordered mixture of known phases, not a new compound",
+			f, competingPhases(n.EndMembers)), "ordered mixture of known phases: "+endMembers(n.EndMembers))
 	case !ev.Novel:
-		return fail(CheckNovelty, "an earlier candidate of the campaign had the same formula "+f+" and structure", "not novel: repeats an earlier candidate")
+		return fail(CheckNovelty, f+" is not marked novel (class "+n.Class+")", "not novel")
+	case n.Class == messages.NoveltyNewPolymorph:
+		return pass(CheckNovelty, fmt.Sprintf("a new polymorph of %s: its structure matches none of the %d known (%s); its energy is its own, placed against the known polymorph's",
+			f, len(n.Polymorphs), strings.Join(n.Polymorphs, ", ")), "a new polymorph")
 	}
-	return pass(CheckNovelty, f+" is not in the reference data and no earlier candidate of the campaign had the same formula and structure", "new")
+	return pass(CheckNovelty, f+" is not in the reference data, matches no known structure, and is not an ordered mixture of known phases", "new")
+}
+
+// endMembers writes "NaF + LiF", the largest fractions first.
+func endMembers(d map[string]float64) string {
+	names := make([]string, 0, len(d))
+	for n := range d {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if d[names[i]] != d[names[j]] {
+			return d[names[i]] > d[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return strings.Join(names, " + ")
 }

@@ -38,7 +38,10 @@ const (
 	// DefaultConfidenceK asks a surrogate value to clear its bound by one
 	// standard error (the surrogate's test MAE).
 	DefaultConfidenceK = 1.0
-	// DefaultSuspiciousBelowHull is 0.15 eV/atom: about four times the
+	// DefaultSuspiciousBelowHull is 0.15 eV/atom, the evaluator's and the
+	// judge's bound on how far below the hull a surrogate energy may lie
+	// (Evaluation.HullOutlier), standing for the screen's 95 % error until
+	// a calibration of it exists. It is about four times the
 	// test MAE of the CGCNN formation-energy checkpoint (0.039 eV/atom,
 	// Xie & Grossman, PRL 120, 145301, 2018). The hull of a chemical
 	// system is built from Materials Project ground states; a new phase
@@ -112,9 +115,13 @@ func fail(name, detail, reason string) outcome {
 //     surrogate's published MAE (see ConfidenceMargin), k the larger of
 //     the campaign's confidence_k and Options.ConfidenceK;
 //     reference and structure values are exact;
-//  6. novelty: the formula is not in the reference data, the candidate is
-//     not a seed, and no earlier candidate of the campaign had the same
-//     formula and structure.
+//     a value's tie spread adds to σ;
+//  6. novelty: the candidate is not a seed, its structure matches no
+//     known structure (and its formula is in the reference data only if
+//     structures of it are held to compare with: a new polymorph), and it
+//     is not an ordered mixture of known phases (Evaluation.Novelty; by
+//     formula alone when the evaluation has no novelty class); the
+//     proposer keeps repeats of earlier candidates out.
 //
 // The verdict is accepted iff every check passes; Reasons are the failed
 // checks' short reasons; Report is the judge's report in words. For any

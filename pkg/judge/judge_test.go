@@ -216,6 +216,17 @@ func TestJudge(t *testing.T) {
 			detail: [2]string{CheckConfidence, "= 0.9974σ < 1σ"},
 		},
 		{
+			name: "tie spread adds to σ",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				setBandGap(ev, 2.5, SourceCGCNN, 0.388)
+				pv := ev.Properties["band_gap"]
+				pv.TieSpread = 0.2
+				ev.Properties["band_gap"] = pv
+			},
+			failed: []string{CheckConfidence},
+			detail: [2]string{CheckConfidence, "band_gap = 2.5 eV [cgcnn] ± 0.588: 0.5 eV from its bound (band_gap ≥ 2 eV) = 0.8503σ < 1σ"},
+		},
+		{
 			name: "K = 2 exactly met",
 			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, o *Options) {
 				setBandGap(ev, 2.5, SourceCGCNN, 0.25)
@@ -308,6 +319,57 @@ func TestJudge(t *testing.T) {
 			},
 			failed: []string{CheckNovelty},
 			detail: [2]string{CheckNovelty, "seed material"},
+		},
+		{
+			name: "known structure",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.Known, ev.Novel = true, false
+				ev.Novelty = &messages.Novelty{Class: messages.NoveltyKnownStructure, Match: "mp_piezo_dejong2015:mp-9588", RMS: 0.01}
+			},
+			failed: []string{CheckNovelty},
+			detail: [2]string{CheckNovelty, "matches the known structure mp_piezo_dejong2015:mp-9588"},
+		},
+		{
+			name: "known by formula alone",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.Known, ev.Novel = true, false
+				ev.Novelty = &messages.Novelty{Class: messages.NoveltyKnownFormula}
+			},
+			failed: []string{CheckNovelty},
+			detail: [2]string{CheckNovelty, "no structure of it is held"},
+		},
+		{
+			name: "ordered mixture of known phases",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.Novel = false
+				ev.Novelty = &messages.Novelty{Class: messages.NoveltyOrderedMixture, EndMembers: map[string]float64{"Li3PO4": 0.6, "Li4P2O7": 0.4}}
+			},
+			failed: []string{CheckNovelty},
+			detail: [2]string{CheckNovelty, "isovalent end members Li3PO4 (0.6) + Li4P2O7 (0.4)"},
+		},
+		{
+			name: "new polymorph",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.Known = true
+				ev.Novelty = &messages.Novelty{Class: messages.NoveltyNewPolymorph, Polymorphs: []string{"golden:x"}}
+			},
+			detail: [2]string{CheckNovelty, "a new polymorph of Li5P3O10"},
+		},
+		{
+			name: "new by structure",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.Novelty = &messages.Novelty{Class: messages.NoveltyNew}
+			},
+			detail: [2]string{CheckNovelty, "matches no known structure"},
+		},
+		{
+			name: "hull outlier",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.EAboveHull = ptr(-0.4)
+				ev.Stable, ev.HullOutlier = false, true
+			},
+			failed: []string{CheckThermodynamics},
+			detail: [2]string{CheckThermodynamics, "more likely a surrogate error"},
 		},
 		{
 			name: "several failures",

@@ -1,7 +1,10 @@
 package messages
 
 import (
+	"cmp"
 	"math"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -96,11 +99,23 @@ type Evaluation struct {
 	Feasible bool `json:"feasible"`
 	// Stable: valid and EAboveHull ≤ the campaign's threshold.
 	Stable bool `json:"stable"`
-	// Known: the reduced formula is in the reference data.
+	// Known: the reduced formula is in the reference data (LLEMA's
+	// memorisation test).
 	Known bool `json:"known"`
-	// Novel: not known and no earlier candidate of the campaign had the
-	// same formula and structure.
+	// Novelty says what the candidate is with respect to the known
+	// compounds: matched by structure where structures of its formula are
+	// known, an ordered mixture of known phases, new (see NoveltyClasses).
+	Novelty *Novelty `json:"novelty,omitempty"`
+	// Novel: valid, not a seed, and new or a new polymorph (Novelty; by
+	// formula alone, not Known, when Novelty is absent). The proposer
+	// keeps structural duplicates of earlier candidates out.
 	Novel bool `json:"novel"`
+	// HullOutlier: valid, and EAboveHull lies further below the hull of
+	// the known phases than the screen's error allows (more than the
+	// judge's suspicious-below-hull distance): a likely surrogate error,
+	// not stable, never a reference phase of the campaign's hull. The
+	// judge reports it in a verdict.
+	HullOutlier bool `json:"hull_outlier,omitempty"`
 	// Tier is the oracle tier whose numbers the evaluation carries:
 	// TierScreen or TierRelax ("" from evaluators that predate tiers).
 	Tier string `json:"tier,omitempty"`
@@ -183,9 +198,13 @@ func (e *Evaluation) FinalStructure() Structure {
 // MsgID is the evaluation's deterministic message id.
 func (e *Evaluation) MsgID() string { return "evaluation/" + e.ID }
 
-// ForJudge reports whether the judge weighs the evaluation: a feasible,
-// stable proposed candidate (seeds are known materials by construction).
-func (e *Evaluation) ForJudge() bool { return e.Feasible && e.Stable && !e.Candidate.Seed }
+// ForJudge reports whether the judge weighs the evaluation: a feasible
+// proposed candidate (seeds are known materials by construction) that is
+// stable, or lies so far below the hull that the judge reports it as a
+// likely surrogate error.
+func (e *Evaluation) ForJudge() bool {
+	return e.Feasible && (e.Stable || e.HullOutlier) && !e.Candidate.Seed
+}
 
 // Headers implements Headered: HeaderJudge.
 func (e *Evaluation) Headers() map[string]string {
@@ -216,8 +235,14 @@ func (e *Evaluation) Validate() error {
 	if e.Valid && len(e.Reasons) > 0 && e.Reasons[0].Code == "" {
 		return invalid("evaluation.reasons[0].code", "empty")
 	}
-	if !e.Valid && (e.Feasible || e.Stable) {
-		return invalid("evaluation.valid", "an invalid candidate cannot be feasible or stable")
+	if !e.Valid && (e.Feasible || e.Stable || e.HullOutlier) {
+		return invalid("evaluation.valid", "an invalid candidate cannot be feasible, stable or a hull outlier")
+	}
+	if e.Stable && e.HullOutlier {
+		return invalid("evaluation.hull_outlier", "a hull outlier is not stable")
+	}
+	if n := e.Novelty; n != nil && !slices.Contains(NoveltyClasses, n.Class) {
+		return invalid("evaluation.novelty.class", "%q is none of %v", n.Class, NoveltyClasses)
 	}
 	switch e.Tier {
 	case "", TierScreen:
@@ -270,4 +295,78 @@ func (j *RelaxJob) Validate() error {
 		return invalid("relax_job.screened.tier", "already relaxed")
 	}
 	return nil
+}
+
+// Novelty classes (Novelty.Class): what a candidate is with respect to
+// known compounds (pkg/novelty).
+const (
+	// NoveltyNew: the reduced formula is neither in the reference tables
+	// nor among the known structures.
+	NoveltyNew = "new"
+	// NoveltyNewPolymorph: structures of the formula are known and none
+	// matches: a new polymorph, whose values are the surrogates' (the
+	// reference values are the known polymorph's) and whose energy above
+	// the hull is measured against the known polymorph's energy.
+	NoveltyNewPolymorph = "new_polymorph"
+	// NoveltyKnownFormula: the formula is in the reference tables but no
+	// structure of it is held: known by formula.
+	NoveltyKnownFormula = "known_formula"
+	// NoveltyKnownStructure: the structure matches a known structure
+	// (pymatgen's StructureMatcher defaults, volumes scaled).
+	NoveltyKnownStructure = "known_structure"
+	// NoveltyOrderedMixture: a new formula above the hull whose hull facet
+	// is made of its isovalent end members (NaLiF2 of NaF and LiF): an
+	// ordered mixture of known phases, not a discovery.
+	NoveltyOrderedMixture = "ordered_mixture"
+)
+
+// NoveltyClasses lists the novelty classes.
+var NoveltyClasses = []string{NoveltyNew, NoveltyNewPolymorph, NoveltyKnownFormula, NoveltyKnownStructure, NoveltyOrderedMixture}
+
+// Novelty says what a candidate is with respect to the known compounds.
+type Novelty struct {
+	// Class is one of NoveltyClasses.
+	Class string `json:"class"`
+	// Match is the known structure matched (class known_structure), as
+	// "source:id" ("mp_dielectric_petousis2017:mp-1138"), and RMS the
+	// matcher's normalised RMS displacement from it.
+	Match string  `json:"match,omitempty"`
+	RMS   float64 `json:"rms,omitempty"`
+	// Polymorphs are the known structures of the formula (class
+	// new_polymorph: none matches).
+	Polymorphs []string `json:"polymorphs,omitempty"`
+	// EndMembers are the isovalent end members of an ordered mixture and
+	// their fractions of the atoms ({"NaF": 0.5, "LiF": 0.5}).
+	EndMembers map[string]float64 `json:"end_members,omitempty"`
+}
+
+// Novel reports whether the class can be a discovery: a new compound or a
+// new polymorph of a known one.
+func (n *Novelty) Novel() bool {
+	return n != nil && (n.Class == NoveltyNew || n.Class == NoveltyNewPolymorph)
+}
+
+// String writes the class and what it names: "new", "new_polymorph of
+// prototype:rocksalt/LiF", "known_structure prototype:rocksalt/LiF",
+// "ordered_mixture of LiF + NaF" (end members by fraction, then name).
+func (n *Novelty) String() string {
+	switch n.Class {
+	case NoveltyKnownStructure:
+		return n.Class + " " + n.Match
+	case NoveltyNewPolymorph:
+		return n.Class + " of " + strings.Join(n.Polymorphs, ", ")
+	case NoveltyOrderedMixture:
+		names := make([]string, 0, len(n.EndMembers))
+		for f := range n.EndMembers {
+			names = append(names, f)
+		}
+		slices.SortFunc(names, func(a, b string) int {
+			if c := cmp.Compare(n.EndMembers[b], n.EndMembers[a]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		return n.Class + " of " + strings.Join(names, " + ")
+	}
+	return n.Class
 }

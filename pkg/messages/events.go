@@ -189,6 +189,13 @@ type Summary struct {
 	MeanEAboveHull float64        `json:"mean_e_above_hull"`
 	// ParetoObjectives are the front's axes, from the task's constraints;
 	// ParetoFront the novel hits no other novel hit dominates on them.
+	// Judged counts the candidates the judge weighed (feasible and stable
+	// proposed candidates, and hull outliers) by "decision/class": the
+	// decision accepted or rejected, the class the evaluation's novelty
+	// class (new, new_polymorph, known_formula, known_structure,
+	// ordered_mixture), or below_hull for a hull outlier (a likely
+	// surrogate error), or unclassified. Empty classes are left out.
+	Judged           map[string]int    `json:"judged,omitempty"`
 	ParetoObjectives []ParetoObjective `json:"pareto_objectives"`
 	ParetoFront      []ParetoPoint     `json:"pareto_front"`
 	TokensPerHit     float64           `json:"tokens_per_hit,omitempty"`

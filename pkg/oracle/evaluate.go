@@ -12,6 +12,8 @@ import (
 	"github.com/crucible-sci/crucible/pkg/cgcnn"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/novelty"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -46,6 +48,10 @@ const (
 	// ReasonSurrogateOutput (warning): a checkpoint returned a non-finite
 	// value, left out.
 	ReasonSurrogateOutput crystal.ReasonCode = "surrogate_output"
+	// ReasonKnownStructures (warning): the structure could not be compared
+	// with the known structures (a source unreadable, a cell the matcher
+	// cannot reduce); it is classified by formula alone.
+	ReasonKnownStructures crystal.ReasonCode = "known_structures"
 )
 
 // Request is one structure to evaluate.
@@ -106,6 +112,12 @@ type Result struct {
 	// Known: the reduced formula is in the reference tables (also
 	// reported for invalid structures, for memorisation rates).
 	Known bool `json:"known"`
+	// Novelty is what a predicted structure is with respect to the known
+	// compounds: new, a new polymorph, known by formula or by structure
+	// (Options.Known), or an ordered mixture of known phases (with Hull:
+	// a new formula above the hull whose facet is its isovalent end
+	// members, novelty.OrderedMixture).
+	Novelty *messages.Novelty `json:"novelty,omitempty"`
 	// Stability is set when asked for and computable.
 	Stability *Stability `json:"stability,omitempty"`
 }
@@ -303,7 +315,11 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 		}
 		res.Properties["formation_energy_per_atom"] = v
 	}
-	if !o.opts.SurrogateOnly {
+	res.Novelty = o.classify(res, req.Structure)
+	// A new polymorph's values are its own: the reference values are the
+	// known polymorph's.
+	useReference := !o.opts.SurrogateOnly && res.Novelty.Class != messages.NoveltyNewPolymorph
+	if useReference {
 		for name, rv := range o.ref.Properties(res.Formula) {
 			if name == "e_above_hull" { // a hull quantity: see Stability
 				continue
@@ -319,7 +335,8 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 	MetalRule(res.Properties)
 	calibrate(res.Properties, o.opts.Calibration)
 	if req.Hull {
-		st, warn := o.stability(req.Structure.Composition(), res.Formula, res.Properties, req.Extra)
+		comp := req.Structure.Composition()
+		st, hr, warn := o.stability(comp, res.Formula, res.Properties, req.Extra, useReference)
 		if st != nil && st.FormationEnergySource == SourceCGCNN {
 			if c, ok := o.opts.Calibration["e_above_hull"]; ok {
 				st.Calibrated = &c
@@ -329,15 +346,56 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 		if warn != nil {
 			res.Warnings = append(res.Warnings, *warn)
 		}
+		if st != nil && res.Novelty.Novel() {
+			if m := novelty.OrderedMixture(comp, hr, novelty.MixtureOptions{}); m.Mixture {
+				res.Novelty.Class = messages.NoveltyOrderedMixture
+				res.Novelty.EndMembers = st.Decomposition
+			}
+		}
 	}
+}
+
+// classify says what the structure is with respect to the known
+// compounds: by structure where Options.Known holds structures of its
+// formula, else by formula (known or new).
+func (o *Oracle) classify(res *Result, s *crystal.Structure) *messages.Novelty {
+	byFormula := &messages.Novelty{Class: messages.NoveltyNew}
+	if res.Known {
+		byFormula.Class = messages.NoveltyKnownFormula
+	}
+	if o.opts.Known == nil {
+		return byFormula
+	}
+	v, err := o.opts.Known.Classify(s)
+	if err != nil {
+		res.Warnings = append(res.Warnings, Reason{Code: ReasonKnownStructures, Detail: err.Error()})
+		return byFormula
+	}
+	n := &messages.Novelty{}
+	switch v.Kind {
+	case novelty.Known:
+		n.Class, n.Match, n.RMS = messages.NoveltyKnownStructure, v.Match.String(), v.RMS
+	case novelty.NewPolymorph:
+		n.Class = messages.NoveltyNewPolymorph
+		for _, p := range v.Polymorphs {
+			n.Polymorphs = append(n.Polymorphs, p.String())
+		}
+	case novelty.KnownFormula:
+		n.Class = messages.NoveltyKnownFormula
+	default:
+		// The index's formula counts come from the formation-energy and
+		// hull tables; Known covers every reference table.
+		n.Class = byFormula.Class
+	}
+	return n
 }
 
 // stability places the candidate relative to the hull of its chemical
 // system: the reference phases plus the extra entries within the system.
-func (o *Oracle) stability(comp crystal.Composition, formula string, props map[string]Value, extra []hull.Entry) (*Stability, *Reason) {
+func (o *Oracle) stability(comp crystal.Composition, formula string, props map[string]Value, extra []hull.Entry, useReference bool) (*Stability, hull.Result, *Reason) {
 	els := comp.Elements()
 	if len(els) > o.opts.MaxHullElements {
-		return nil, &Reason{Code: ReasonTooManyElements,
+		return nil, hull.Result{}, &Reason{Code: ReasonTooManyElements,
 			Detail: fmt.Sprintf("%d elements, at most %d for a stability calculation", len(els), o.opts.MaxHullElements)}
 	}
 	var orphans []string
@@ -347,12 +405,12 @@ func (o *Oracle) stability(comp crystal.Composition, formula string, props map[s
 		}
 	}
 	if len(orphans) > 0 {
-		return nil, &Reason{Code: ReasonNoReferencePhases,
+		return nil, hull.Result{}, &Reason{Code: ReasonNoReferencePhases,
 			Detail: "no reference phase contains " + strings.Join(orphans, ", ") + ": the hull would be meaningless"}
 	}
 	fe, ok := props["formation_energy_per_atom"]
 	if !ok {
-		return nil, &Reason{Code: ReasonNoFormationEnergy,
+		return nil, hull.Result{}, &Reason{Code: ReasonNoFormationEnergy,
 			Detail: "no formation energy: the formula is not in the reference tables and the formation-energy checkpoint is not loaded"}
 	}
 	d, err := o.hulls.Diagram(els...)
@@ -364,7 +422,7 @@ func (o *Oracle) stability(comp crystal.Composition, formula string, props map[s
 		r, err = d.Query(comp, fe.Value)
 	}
 	if err != nil {
-		return nil, &Reason{Code: ReasonHull, Detail: err.Error()}
+		return nil, hull.Result{}, &Reason{Code: ReasonHull, Detail: err.Error()}
 	}
 	st := &Stability{
 		EAboveHull: r.EAboveHull, HullEnergy: r.HullEnergy,
@@ -375,12 +433,12 @@ func (o *Oracle) stability(comp crystal.Composition, formula string, props map[s
 	for _, ph := range r.Decomposition {
 		st.Decomposition[ph.Composition.ReducedFormula()] += ph.Fraction
 	}
-	if !o.opts.SurrogateOnly {
+	if useReference {
 		if v, ok := o.ref.Property("e_above_hull", formula); ok {
 			st.ReferenceEAboveHull = &v.Value
 		}
 	}
-	return st, nil
+	return st, r, nil
 }
 
 // withExtra returns d, or, when some extra entries lie within its system, a

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -86,6 +87,7 @@ type FileRecord struct {
 	Valid           bool                   `json:"valid"`
 	Predicted       bool                   `json:"predicted"`
 	Known           bool                   `json:"known"`
+	Novelty         *messages.Novelty      `json:"novelty"`
 	OxidationStates map[string]float64     `json:"oxidation_states,omitempty"`
 	Reasons         []Reason               `json:"reasons"`
 	Warnings        []Reason               `json:"warnings,omitempty"`
@@ -95,11 +97,14 @@ type FileRecord struct {
 // RecordValue is a property of a FileRecord: uncertainty is always present
 // (0 for exact sources).
 type RecordValue struct {
-	Value       float64  `json:"value"`
-	Unit        string   `json:"unit"`
-	Source      string   `json:"source"`
-	Uncertainty float64  `json:"uncertainty"`
-	Surrogate   *float64 `json:"surrogate,omitempty"`
+	Value       float64 `json:"value"`
+	Unit        string  `json:"unit"`
+	Source      string  `json:"source"`
+	Uncertainty float64 `json:"uncertainty"`
+	// TieSpread is the value's tie spread (Value.TieSpread), always
+	// present (0 without ties of different elements at CGCNN's cut).
+	TieSpread float64  `json:"tie_spread"`
+	Surrogate *float64 `json:"surrogate,omitempty"`
 	// MetalProbability and Metallic: the metal rule, on a CGCNN band gap
 	// (MetalRule).
 	MetalProbability *float64 `json:"metal_probability,omitempty"`
@@ -120,7 +125,7 @@ type StabilityRecord struct {
 func (f FileResult) Record() FileRecord {
 	r := f.Result
 	rec := FileRecord{
-		File: f.File, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known,
+		File: f.File, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]RecordValue{},
 	}
 	if r.Class != "" {
@@ -131,7 +136,7 @@ func (f FileResult) Record() FileRecord {
 		rec.Reasons = []Reason{}
 	}
 	for name, v := range r.Properties {
-		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, Surrogate: v.Surrogate,
+		rec.Properties[name] = RecordValue{Value: v.Value, Unit: v.Unit, Source: string(v.Source), Uncertainty: v.Uncertainty, TieSpread: v.TieSpread, Surrogate: v.Surrogate,
 			MetalProbability: v.MetalProbability, Metallic: v.Metallic, Calibrated: v.Calibrated}
 	}
 	return rec

@@ -3,6 +3,7 @@ package oracle
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/hull"
+	"github.com/crucible-sci/crucible/pkg/novelty"
 	"github.com/crucible-sci/crucible/pkg/reference"
 	"github.com/crucible-sci/crucible/pkg/surrogate"
 )
@@ -48,6 +50,14 @@ type Options struct {
 	// CGCNN even for a known formula (Known is still reported). For
 	// studies of the surrogates, and LLEMA's ablation of the oracle (§4.3).
 	SurrogateOnly bool
+	// Known classifies structures against known ones (pkg/novelty): a
+	// structure of a known formula that matches none of the formula's
+	// known structures is a new polymorph, and gets the surrogates'
+	// values instead of the reference values of the known polymorph. Open
+	// builds novelty.Standard over its data directory when Known is nil;
+	// without an index (New) known compounds are recognised by formula
+	// alone.
+	Known *novelty.Index
 	// Calibration maps a property (and "e_above_hull") to its measured
 	// error in this oracle's tier (pkg/calibrate): surrogate values carry
 	// it, and their Uncertainty is its Q68. Nil keeps the published MAEs.
@@ -99,6 +109,11 @@ func Open(dir string, opts Options) (*Oracle, error) {
 	for _, n := range names {
 		need = append(need, datadir.ModelsDir+"/"+n+".pth.tar")
 	}
+	if opts.Known == nil {
+		for _, src := range []string{novelty.SourceDielectric, novelty.SourcePiezo} {
+			need = append(need, datadir.TablesDir+"/"+src+".csv")
+		}
+	}
 	if err := datadir.Require(dir, need...); err != nil {
 		return nil, fmt.Errorf("open oracle: %w", err)
 	}
@@ -125,6 +140,13 @@ func Open(dir string, opts Options) (*Oracle, error) {
 		return nil, fmt.Errorf("open oracle: %w", err)
 	}
 	opts.Checkpoints = names
+	if opts.Known == nil {
+		cfg := novelty.Standard(dir, novelty.TableCounts(ref))
+		if fi, err := os.Stat(cfg.CIFDir); err != nil || !fi.IsDir() {
+			cfg.CIFDir = "" // the golden CIFs are not part of a data pull
+		}
+		opts.Known = novelty.NewIndex(cfg)
+	}
 	return newOracle(ref, set, atoms, dir, opts)
 }
 

@@ -369,7 +369,7 @@ func TestOpenMissingData(t *testing.T) {
 	if !errors.Is(err, ErrMissingData) {
 		t.Fatalf("error %v, want ErrMissingData", err)
 	}
-	for _, want := range []string{"crucible data pull", "CRUCIBLE_DATA", "data/mp_e_form.csv", "16 files"} {
+	for _, want := range []string{"crucible data pull", "CRUCIBLE_DATA", "data/mp_e_form.csv", "18 files"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("message %q does not mention %q", err, want)
 		}

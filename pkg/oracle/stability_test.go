@@ -271,7 +271,7 @@ func TestConcurrentEvaluate(t *testing.T) {
 		}
 		return reqs
 	}
-	fresh, err := New(o.Reference(), o.set, Options{Workers: 3})
+	fresh, err := New(o.Reference(), o.set, Options{Workers: 3, Known: o.opts.Known})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,9 @@ func (v Value) Text(name string) string {
 		s += " " + v.Unit
 	}
 	s += " (" + string(v.Source)
+	if v.TieSpread > 0 {
+		s += fmt.Sprintf("; tie spread %.4g", v.TieSpread)
+	}
 	switch {
 	case v.Metallic:
 		s += fmt.Sprintf("; metal, P(metal) %.3g; gap model %.4g", *v.MetalProbability, *v.Surrogate)

@@ -346,7 +346,9 @@ func ionRadius(e crystal.Element, q float64) float64 {
 
 // structureFeatures appends the GroupStructure features of s to x.
 func structureFeatures(x []float64, s *crystal.Structure) ([]float64, error) {
-	nl, err := s.NearestNeighbors(NeighborCount, NeighborCutoff)
+	// Beyond the NeighborCount nearest, enough to see the whole shell that
+	// the count may cut (see tieShare).
+	nl, err := s.NearestNeighbors(4*NeighborCount, NeighborCutoff)
 	if err != nil {
 		return nil, fmt.Errorf("neighbours: %w", err)
 	}
@@ -365,23 +367,24 @@ func structureFeatures(x []float64, s *crystal.Structure) ([]float64, error) {
 		xbar += e.X() / float64(n)
 	}
 	relMin := math.Inf(1)
-	var w [NeighborCount]float64
+	var w []float64
 	// Per site: the Hoppe mean bond length over the sum of Shannon radii of
 	// the site and its nearest neighbour in their common states
 	// (elementProps' ionic_radius); above 1 an ion rattles in its cage,
 	// the soft polar modes that make a large ionic dielectric response.
 	for i := 0; i < n; i++ {
-		nb := nl.Of(i)
+		nb, mult := tieShare(nl.Of(i), NeighborCount)
 		if len(nb) == 0 {
 			return nil, fmt.Errorf("%w: site %d (%s) within %g Å", ErrIsolatedSite, i, s.Species[i], NeighborCutoff)
 		}
-		lav := hoppeMeanBond(nb)
+		lav := hoppeMeanBond(nb, mult)
+		w = slices.Grow(w[:0], len(nb))[:len(nb)]
 		ci := s.Cartesian(i)
 		var sumW, het, delta float64
 		var dir crystal.Vec3
 		var oct [27]float64
 		for j, m := range nb {
-			w[j] = hoppeWeight(m.Distance, lav)
+			w[j] = mult[j] * hoppeWeight(m.Distance, lav)
 			sumW += w[j]
 			ej := s.Species[m.Index]
 			if ej != s.Species[i] {
@@ -411,19 +414,45 @@ func structureFeatures(x []float64, s *crystal.Structure) ([]float64, error) {
 		}
 		hetero += het / sumW / float64(n)
 		dx += delta / sumW / float64(n)
-		rel := nb[0].Distance / (s.Species[i].CovalentRadius() + s.Species[nb[0].Index].CovalentRadius())
+		// The nearest neighbour's radii, averaged over the neighbours tied
+		// with it, so the site order does not choose among them.
+		var rNear, ionNear float64
+		near := 0
+		for _, m := range nb {
+			if m.Distance-nb[0].Distance > tieTolerance {
+				break
+			}
+			rNear += s.Species[m.Index].CovalentRadius()
+			ionNear += elementTableCache[s.Species[m.Index]][ionicRadiusProp]
+			near++
+		}
+		rNear, ionNear = rNear/float64(near), ionNear/float64(near)
+		rel := nb[0].Distance / (s.Species[i].CovalentRadius() + rNear)
 		relMean += rel / float64(n)
 		relMin = min(relMin, rel)
-		ion := lav / (elementTableCache[s.Species[i]][ionicRadiusProp] + elementTableCache[s.Species[nb[0].Index]][ionicRadiusProp])
+		ion := lav / (elementTableCache[s.Species[i]][ionicRadiusProp] + ionNear)
 		ionMean += ion / float64(n)
 		ionMax = max(ionMax, ion)
 	}
 	mean, std := meanStd(ecn)
-	return append(x, s.Density(), s.VolumePerAtom(), packed/s.Volume(),
+	start := len(x)
+	x = append(x, s.Density(), s.VolumePerAtom(), packed/s.Volume(),
 		mean, std, slices.Min(ecn), slices.Max(ecn), asymMean, asymMax,
 		octMean, octMax, net1.Norm()/float64(n), norm27(&net3)/float64(n),
-		hetero, dx, relMean, relMin, ionMean, ionMax, plasmonEnergy(s)), nil
+		hetero, dx, relMean, relMin, ionMean, ionMax, plasmonEnergy(s))
+	// Moments that vanish by symmetry come out as rounding noise (1e-16)
+	// that depends on the cell's orientation and the file's digits; a tree
+	// must not split on it.
+	for i := start; i < len(x); i++ {
+		if math.Abs(x[i]) < featureZero {
+			x[i] = 0
+		}
+	}
+	return x, nil
 }
+
+// featureZero is the magnitude below which a structure feature is 0.
+const featureZero = 1e-9
 
 // plasmonEnergy is the free-electron plasmon energy ħω_p = ħ√(n e²/ε₀mₑ)
 // = 37.13 eV · √(n/Å⁻³) of the structure's valence electrons: s and p
@@ -470,12 +499,12 @@ func norm27(t *[27]float64) float64 {
 // given neighbours (sorted by distance): l₀ = the shortest distance and
 // lₖ₊₁ = Σ lⱼ wⱼ / Σ wⱼ with wⱼ = exp(1 − (lⱼ/lₖ)⁶), iterated to
 // convergence (Hoppe, Z. Kristallogr. 150, 23 (1979), eq. 3).
-func hoppeMeanBond(nb []crystal.Neighbor) float64 {
+func hoppeMeanBond(nb []crystal.Neighbor, mult []float64) float64 {
 	lav := nb[0].Distance
 	for iter := 0; iter < 100; iter++ {
 		var num, den float64
-		for _, m := range nb {
-			w := hoppeWeight(m.Distance, lav)
+		for j, m := range nb {
+			w := mult[j] * hoppeWeight(m.Distance, lav)
 			num += w * m.Distance
 			den += w
 		}
@@ -486,6 +515,45 @@ func hoppeMeanBond(nb []crystal.Neighbor) float64 {
 		lav = next
 	}
 	return lav
+}
+
+// tieTolerance (Å) is how close two neighbour distances must be to count
+// as tied.
+const tieTolerance = 1e-5
+
+// tieShare returns the k nearest of a site's neighbours (sorted by
+// distance) with their multiplicities: 1 for those closer than the k-th,
+// and, where the k-th distance is shared by neighbours on both sides of
+// the cut, the remaining slots shared evenly among all of them. The
+// features then depend on the structure alone, not on which of the tied
+// neighbours a site order or orientation puts first (CGCNN's rule, see
+// pkg/cgcnn).
+func tieShare(all []crystal.Neighbor, k int) ([]crystal.Neighbor, []float64) {
+	if len(all) <= k {
+		mult := make([]float64, len(all))
+		for j := range mult {
+			mult[j] = 1
+		}
+		return all, mult
+	}
+	dk := all[k-1].Distance
+	closer := 0
+	for closer < len(all) && all[closer].Distance < dk-tieTolerance {
+		closer++
+	}
+	end := closer
+	for end < len(all) && all[end].Distance <= dk+tieTolerance {
+		end++
+	}
+	mult := make([]float64, end)
+	for j := range mult {
+		if j < closer {
+			mult[j] = 1
+		} else {
+			mult[j] = float64(k-closer) / float64(end-closer)
+		}
+	}
+	return all[:end], mult
 }
 
 // hoppeWeight is the weight exp(1 − (l/lav)⁶) of a bond of length l in the

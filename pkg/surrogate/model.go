@@ -23,7 +23,7 @@ const (
 	// elements.go). It changes whenever a feature is computed differently,
 	// so a model trained on other descriptors is refused rather than fed
 	// features it was not trained on.
-	DescriptorVersion = 1
+	DescriptorVersion = 2
 	// ModelsDir is the folder of a data directory that holds the trained
 	// surrogate models, one file per property (see Path).
 	ModelsDir = "models/surrogate"
@@ -267,6 +267,10 @@ func LoadFile(path string) (*Model, error) {
 }
 
 // check validates a decoded model.
+// ErrDescriptorVersion is matched (errors.Is) by a model file trained on
+// descriptors this build no longer computes.
+var ErrDescriptorVersion = errors.New("model trained on other descriptors")
+
 func (m *Model) check() error {
 	if m.Format != FormatName {
 		return fmt.Errorf("format %q, want %q", m.Format, FormatName)
@@ -275,7 +279,7 @@ func (m *Model) check() error {
 		return fmt.Errorf("format version %d, this build reads %d", m.Version, FormatVersion)
 	}
 	if m.DescriptorVersion != DescriptorVersion {
-		return fmt.Errorf("descriptor version %d, this build computes %d: retrain the model", m.DescriptorVersion, DescriptorVersion)
+		return fmt.Errorf("%w: descriptor version %d, this build computes %d: retrain the model", ErrDescriptorVersion, m.DescriptorVersion, DescriptorVersion)
 	}
 	if m.Property == "" {
 		return errors.New("no property")

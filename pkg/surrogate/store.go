@@ -66,6 +66,10 @@ func Find(property, dir string) (*Model, string, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		if errors.Is(err, ErrDescriptorVersion) {
+			stale = append(stale, path)
+			continue
+		}
 		if err != nil {
 			return nil, "", err
 		}

@@ -178,8 +178,9 @@ type run struct {
 
 // oracleItems are a campaign's candidates as the evaluator gave them to
 // the oracle: each with the campaign's finds (the hull phases its
-// evaluations added) that were evaluated before the candidate was
-// proposed (the evaluator read at least those), as extra hull phases.
+// accepted discoveries added) that were evaluated before the candidate was
+// proposed (about those the evaluator read: the judge adds a find soon
+// after its evaluation), as extra hull phases.
 func oracleItems(res *local.Result, finds []store.Find) []evaluator.Item {
 	evaluated := map[string]time.Time{}
 	for _, ev := range append(slices.Clip(res.Evaluations), res.Seeds...) {

@@ -159,6 +159,9 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	if sum.ParetoFront, err = c.pareto(ctx, spec); err != nil {
 		return nil, nil, err
 	}
+	if sum.Judged, err = c.Store.Judged(ctx, spec.ID); err != nil {
+		return nil, nil, err
+	}
 	return sum, st, nil
 }
 

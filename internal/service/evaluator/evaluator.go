@@ -65,7 +65,11 @@ type Outcome struct {
 	OxidationStates map[string]float64
 	Properties      map[string]messages.PropertyValue
 	// Known: the reduced formula is in the reference data.
-	Known         bool
+	Known bool
+	// Novelty is what the structure is with respect to the known
+	// compounds; nil from an oracle that does not say (novelty is then
+	// the formula's).
+	Novelty       *messages.Novelty
 	EAboveHull    *float64
 	HullEnergy    *float64
 	Decomposition map[string]float64
@@ -547,8 +551,25 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		threshold -= k * c.Q68
 	}
 	ev.Feasible = feasible
-	ev.Stable = o.Valid && o.EAboveHull != nil && *o.EAboveHull <= threshold
-	ev.Novel = o.Valid && !o.Known && !c.Seed
+	if o.Valid && o.EAboveHull != nil {
+		e := *o.EAboveHull
+		// Far below the hull of known ground states is more likely the
+		// surrogate's error than a new ground state: not stable, and never
+		// a reference phase of later candidates (pkg/judge).
+		ev.HullOutlier = e < -judge.DefaultSuspiciousBelowHull
+		ev.Stable = e <= threshold && !ev.HullOutlier
+		if ev.HullOutlier {
+			ev.Warnings = append(ev.Warnings, messages.Reason{Code: "below_hull", Detail: fmt.Sprintf(
+				"E_hull %.4g eV/atom is more than %.4g eV/atom below the hull of the known phases: a likely surrogate error, not counted stable",
+				e, judge.DefaultSuspiciousBelowHull)})
+		}
+	}
+	ev.Novelty = o.Novelty
+	if o.Novelty != nil {
+		ev.Novel = o.Valid && !c.Seed && o.Novelty.Novel()
+	} else {
+		ev.Novel = o.Valid && !c.Seed && !o.Known
+	}
 	return ev
 }
 

@@ -39,7 +39,16 @@ func TestScore(t *testing.T) {
 		missing                 bool
 	}{
 		{"hit, stable, novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.05)}, false, true, true, true, 0.7, false},
-		{"below the hull counts as stable", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(-0.2)}, false, true, true, true, 0.7, false},
+		{"below the hull counts as stable", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(-0.1)}, false, true, true, true, 0.7, false},
+		// Beyond the screen's error below the hull: a likely surrogate
+		// error, not stable (a hull outlier, for the judge to report).
+		{"far below the hull is no stable", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(-0.2)}, false, true, false, true, 0.7, false},
+		{"new polymorph of a known formula", "NaCl", Outcome{Valid: true, Known: true, Novelty: &messages.Novelty{Class: messages.NoveltyNewPolymorph},
+			Properties: props(3.5, -2), EAboveHull: f(0.05)}, false, true, true, true, 0.7, false},
+		{"known structure", "NaCl", Outcome{Valid: true, Known: true, Novelty: &messages.Novelty{Class: messages.NoveltyKnownStructure},
+			Properties: props(3.5, -2), EAboveHull: f(0)}, false, true, true, false, 0.7, false},
+		{"ordered mixture", "NaLiF2", Outcome{Valid: true, Novelty: &messages.Novelty{Class: messages.NoveltyOrderedMixture},
+			Properties: props(3.5, -2), EAboveHull: f(0.05)}, false, true, true, false, 0.7, false},
 		{"above the threshold", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.11)}, false, true, false, true, 0.7, false},
 		{"gap too small", "NaCl", Outcome{Valid: true, Properties: props(2.0, -2), EAboveHull: f(0)}, false, false, true, true, 0.4, false},
 		{"known", "NaCl", Outcome{Valid: true, Known: true, Properties: props(3.5, -2)}, false, true, false, false, 0.7, false},
@@ -58,6 +67,13 @@ func TestScore(t *testing.T) {
 			ev := Score(sp, c, &tc.out)
 			if ev.Feasible != tc.feasible || ev.Stable != tc.stable || ev.Novel != tc.novel {
 				t.Errorf("feasible %v stable %v novel %v, want %v %v %v", ev.Feasible, ev.Stable, ev.Novel, tc.feasible, tc.stable, tc.novel)
+			}
+			outlier := tc.out.Valid && tc.out.EAboveHull != nil && *tc.out.EAboveHull < -0.15
+			if ev.HullOutlier != outlier || ev.ForJudge() != (tc.feasible && (tc.stable || outlier) && !tc.seed) {
+				t.Errorf("hull outlier %v, for the judge %v", ev.HullOutlier, ev.ForJudge())
+			}
+			if ev.Novelty != tc.out.Novelty {
+				t.Errorf("novelty %+v, want the oracle's %+v", ev.Novelty, tc.out.Novelty)
 			}
 			if tc.name != "missing property" && (ev.Score < tc.score-1e-9 || ev.Score > tc.score+1e-9) {
 				t.Errorf("score %v, want %v", ev.Score, tc.score)

@@ -82,6 +82,9 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	if err := s.bus.Publish(ctx, v.Subject(), &v); err != nil {
 		return err
 	}
+	if err := s.store.RecordVerdict(ctx, ev.Campaign, ev.ID, v.Accepted, store.JudgedClass(&ev), Find(&ev, v.Accepted)); err != nil {
+		return err
+	}
 	decision := "rejected"
 	if !v.Accepted {
 		// Counted, as discoveries are, for the campaign's state.
@@ -90,11 +93,21 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 		}
 	} else {
 		decision = "accepted"
-		if err := s.store.RecordDiscovery(ctx, ev.Campaign, ev.ID); err != nil {
-			return err
-		}
 		s.log.Info("discovery", zap.String("campaign", ev.Campaign), zap.String("candidate", ev.ID), zap.String("formula", v.Formula))
 	}
 	metricVerdicts.WithLabelValues(decision).Inc()
 	return nil
+}
+
+// Find is what an accepted candidate on or below the hull adds to its
+// campaign's hull: its formation energy, a reference phase of later
+// candidates. Nothing else joins the hull — not a hit the judge rejected
+// (a hull outlier, a mixture of known phases, a low-confidence value),
+// nor one above the hull, which would not change it.
+func Find(ev *messages.Evaluation, accepted bool) *store.Find {
+	fe, ok := ev.Properties["formation_energy_per_atom"]
+	if !accepted || !ok || !ev.Valid || ev.HullOutlier || ev.EAboveHull == nil || *ev.EAboveHull > 1e-9 {
+		return nil
+	}
+	return &store.Find{ID: ev.ID, Formula: ev.Candidate.Formula, EnergyPerAtom: fe.Value}
 }

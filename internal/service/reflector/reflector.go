@@ -272,11 +272,8 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 			Island: c.Island, Rule: c.Rule, Rationale: c.Rationale,
 		},
 	}
-	// A valid candidate on or below the hull becomes a reference phase of
-	// the campaign's later candidates.
-	if ef, ok := ev.Properties["formation_energy_per_atom"]; ok && ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull <= 1e-9 {
-		r.Find = &store.Find{ID: ev.ID, Formula: c.Formula, EnergyPerAtom: ef.Value}
-	}
+	// The campaign's hull grows from the judge's accepted discoveries
+	// only (judge.Find), not from every candidate below it.
 	if ev.Feasible && !c.Seed {
 		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Novel: ev.Novel, EAboveHull: ev.EAboveHull,
 			Margins: make(map[string]float64, len(ev.Margins)), Values: make(map[string]float64, len(ev.Margins))}
