@@ -200,6 +200,7 @@ func Featurize(groups []string, in Input) ([]float64, error) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%w: feature %d of %s is %v", ErrBadInput, i, comp.ReducedFormula(), v)
 		}
+		x[i] = quantize(v)
 	}
 	return x, nil
 }
@@ -435,24 +436,30 @@ func structureFeatures(x []float64, s *crystal.Structure) ([]float64, error) {
 		ionMax = max(ionMax, ion)
 	}
 	mean, std := meanStd(ecn)
-	start := len(x)
 	x = append(x, s.Density(), s.VolumePerAtom(), packed/s.Volume(),
 		mean, std, slices.Min(ecn), slices.Max(ecn), asymMean, asymMax,
 		octMean, octMax, net1.Norm()/float64(n), norm27(&net3)/float64(n),
 		hetero, dx, relMean, relMin, ionMean, ionMax, plasmonEnergy(s))
-	// Moments that vanish by symmetry come out as rounding noise (1e-16)
-	// that depends on the cell's orientation and the file's digits; a tree
-	// must not split on it.
-	for i := start; i < len(x); i++ {
-		if math.Abs(x[i]) < featureZero {
-			x[i] = 0
-		}
-	}
 	return x, nil
 }
 
-// featureZero is the magnitude below which a structure feature is 0.
+// featureZero is the magnitude below which a feature is 0.
 const featureZero = 1e-9
+
+// quantize rounds a feature to 9 significant digits, and to 0 below
+// featureZero. A feature computed from the same structure in another
+// orientation, site order or file carries rounding noise of a few units
+// in the last place (a vanishing moment or a charge-balanced mean comes
+// out as 1e-16), and trees split between the values of their training
+// structures, where such noise decides the branch; rounded, it does not.
+func quantize(v float64) float64 {
+	a := math.Abs(v)
+	if a < featureZero {
+		return 0
+	}
+	q := math.Pow(10, math.Floor(math.Log10(a))-8)
+	return math.Round(v/q) * q
+}
 
 // plasmonEnergy is the free-electron plasmon energy ħω_p = ħ√(n e²/ε₀mₑ)
 // = 37.13 eV · √(n/Å⁻³) of the structure's valence electrons: s and p
@@ -519,7 +526,7 @@ func hoppeMeanBond(nb []crystal.Neighbor, mult []float64) float64 {
 
 // tieTolerance (Å) is how close two neighbour distances must be to count
 // as tied.
-const tieTolerance = 1e-5
+const tieTolerance = 1e-3
 
 // tieShare returns the k nearest of a site's neighbours (sorted by
 // distance) with their multiplicities: 1 for those closer than the k-th,

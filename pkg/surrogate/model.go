@@ -247,7 +247,7 @@ func Load(r io.Reader) (*Model, error) {
 		return nil, fmt.Errorf("%w: %v", ErrModelFile, err)
 	}
 	if err := m.check(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrModelFile, m.Property, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrModelFile, m.Property, err)
 	}
 	return &m, nil
 }
