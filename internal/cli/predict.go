@@ -44,7 +44,8 @@ is shown beside it); a CGCNN band gap carries
 the metal classifier's probability (metal_probability) and is 0 for a
 structure the classifier calls a metal (P(metal) ≥ 0.5; metallic: true, the
 gap model's value as surrogate); the electronic dielectric constant ε∞ for
-known compounds only; density and volume per atom exactly from the structure. With --hull,
+known compounds only; density and volume per atom exactly from the structure;
+the space group (number and symbol; JSON space_group) detected at 0.01 Å. With --hull,
 the energy above the convex hull of the reference phases (eV/atom, negative
 below it) and the decomposition into stable phases.
 
@@ -225,6 +226,9 @@ func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy
 	}
 	for _, name := range r.PropertyNames() {
 		parts = append(parts, r.Properties[name].Text(name))
+	}
+	if sg := oracle.SpaceGroupOf(p.Structure); sg != nil {
+		parts = append(parts, fmt.Sprintf("space group %s (%d)", sg.Symbol, sg.Number))
 	}
 	if withHull && r.Stability != nil {
 		st := r.Stability

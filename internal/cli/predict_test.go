@@ -49,8 +49,12 @@ type predictJSONLine struct {
 	Known           bool               `json:"known"`
 	Novelty         *messages.Novelty  `json:"novelty"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
-	Reasons         []struct{ Code, Detail string }
-	Properties      map[string]struct {
+	SpaceGroup      *struct {
+		Number int    `json:"number"`
+		Symbol string `json:"symbol"`
+	} `json:"space_group"`
+	Reasons    []struct{ Code, Detail string }
+	Properties map[string]struct {
 		Value       float64  `json:"value"`
 		Unit        *string  `json:"unit"`
 		Source      string   `json:"source"`
@@ -107,6 +111,9 @@ func TestPredictJSON(t *testing.T) {
 	if !nacl.Valid || !nacl.Predicted || !nacl.Known || nacl.Formula != "NaCl" || nacl.Class == nil || *nacl.Class != "ionic" ||
 		nacl.OxidationStates["Na"] != 1 || fe.Source != "reference" || fe.Surrogate == nil || fe.Uncertainty == nil || *fe.Uncertainty != 0 {
 		t.Errorf("NaCl: %+v", nacl)
+	}
+	if nacl.SpaceGroup == nil || nacl.SpaceGroup.Number != 225 || nacl.SpaceGroup.Symbol != "Fm-3m" {
+		t.Errorf("NaCl: space group %+v, want Fm-3m (225)", nacl.SpaceGroup)
 	}
 	if nacl.EAboveHull == nil || *nacl.EAboveHull != 0 || nacl.Decomposition["NaCl"] != 1 {
 		t.Errorf("NaCl hull: %v %v", nacl.EAboveHull, nacl.Decomposition)
