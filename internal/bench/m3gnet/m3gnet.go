@@ -7,7 +7,6 @@
 package m3gnet
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -505,58 +504,24 @@ func (r *Result) Write(w io.Writer) error {
 		r.denseFLOPs/1e6, passCPU*1e3, r.denseFLOPs/1e9/passCPU)
 	fmt.Fprintf(w, "64×64 kernel alone, one thread: %.1f GFLOP/s per CPU-second (%.1f per wall-clock second), so about %.0f%% of the evaluation's CPU time is dense products\n",
 		kernelCPU, kernelWall, 100*r.denseFLOPs/1e9/kernelCPU/passCPU)
-	if r.cpu.peak > 0 {
+	if r.cpu.Peak > 0 {
 		fmt.Fprintf(w, "AVX2 FMA peak (16 FLOP/cycle) at the nominal %.0f MHz: %.1f GFLOP/s; the kernel reaches %.0f%%, the whole evaluation %.0f%%\n",
-			r.cpu.mhz, r.cpu.peak, 100*kernelCPU/r.cpu.peak, 100*r.denseFLOPs/1e9/passCPU/r.cpu.peak)
+			r.cpu.MHz, r.cpu.Peak, 100*kernelCPU/r.cpu.Peak, 100*r.denseFLOPs/1e9/passCPU/r.cpu.Peak)
 	}
 	return nil
 }
 
 // cpuInfo describes the processor from /proc/cpuinfo, where there is one.
-type cpuInfo struct {
-	model string
-	mhz   float64
-	avx2  bool
-	peak  float64 // GFLOP/s per core, AVX2 FMA double, nominal clock
-}
+type cpuInfo struct{ cputime.CPU }
 
 func (c cpuInfo) String() string {
-	if c.model == "" {
+	if c.Model == "" {
 		return fmt.Sprintf("%d CPUs", runtime.NumCPU())
 	}
-	return fmt.Sprintf("CPU %s, %d cores at %.0f MHz", c.model, runtime.NumCPU(), c.mhz)
+	return fmt.Sprintf("CPU %s, %d cores at %.0f MHz", c.Model, runtime.NumCPU(), c.MHz)
 }
 
-func readCPU() cpuInfo {
-	var c cpuInfo
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return c
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		switch {
-		case key == "model name" && c.model == "":
-			c.model = value
-		case key == "cpu MHz" && c.mhz == 0:
-			c.mhz, _ = strconv.ParseFloat(value, 64)
-		case key == "flags" && !c.avx2:
-			fields := " " + value + " "
-			c.avx2 = strings.Contains(fields, " avx2 ") && strings.Contains(fields, " fma ")
-		}
-	}
-	if c.avx2 && c.mhz > 0 {
-		c.peak = c.mhz * 1e6 * 16 / 1e9
-	}
-	return c
-}
+func readCPU() cpuInfo { return cpuInfo{cputime.ReadCPU()} }
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

@@ -1,6 +1,7 @@
 package m3gnet
 
 import (
+	"github.com/crucible-sci/crucible/internal/bench/cputime"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestWrite(t *testing.T) {
 		relaxed:    relaxRate{rows: 4, converged: 4, steps: 20, wall: 2 * time.Second, cpu: time.Second},
 		denseFLOPs: 4.8e8,
 		kernel:     rate{structures: 8e9, wall: 2 * time.Second, cpu: time.Second},
-		cpu:        cpuInfo{model: "test", mhz: 2000, avx2: true, peak: 32},
+		cpu:        cpuInfo{cputime.CPU{Model: "test", MHz: 2000, AVX2: true, Peak: 32}},
 	}
 	var b strings.Builder
 	if err := r.Write(&b); err != nil {

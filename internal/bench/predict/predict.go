@@ -6,7 +6,6 @@
 package predict
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
@@ -62,10 +61,6 @@ read with torch.load.`
 
 // properties are the checkpoints the evaluator scores with.
 var properties = []string{"formation-energy-per-atom", "band-gap", "bulk-moduli", "shear-moduli"}
-
-// flopsPerCycleAVX2 is the double-precision peak of a core with two 256-bit
-// FMA units: 2 units × 4 lanes × 2 FLOPs.
-const flopsPerCycleAVX2 = 16
 
 // Options configure a run.
 type Options struct {
@@ -391,64 +386,33 @@ func (r *Result) Write(w io.Writer) error {
 	fmt.Fprintf(w, "forward passes on featurised graphs, one thread: %.2f ms per pass, %.1f GFLOP/s of dense products (the time includes the activations)",
 		perPass*1e3, rate)
 	fmt.Fprintln(w)
-	if r.cpu.peak > 0 {
-		boost := r.cpu.measuredGHz * flopsPerCycleAVX2
+	if r.cpu.Peak > 0 {
+		boost := r.cpu.measuredGHz * cputime.FlopsPerCycleAVX2
 		fmt.Fprintf(w, "AVX2 FMA peak (16 FLOP/cycle): %.1f GFLOP/s at the nominal %.0f MHz (%.0f%% reached), %.1f GFLOP/s at the %.2f GHz measured while busy (%.0f%%)\n",
-			r.cpu.peak, r.cpu.mhz, 100*rate/r.cpu.peak, boost, r.cpu.measuredGHz, 100*rate/boost)
+			r.cpu.Peak, r.cpu.MHz, 100*rate/r.cpu.Peak, boost, r.cpu.measuredGHz, 100*rate/boost)
 	}
 	return nil
 }
 
 // cpuInfo describes the processor from /proc/cpuinfo, where there is one.
 type cpuInfo struct {
-	model string
-	mhz   float64
-	cores int
-	avx2  bool
-	peak  float64 // GFLOP/s per core, AVX2 FMA double, nominal clock
-
+	cputime.CPU
 	measuredGHz float64 // clock while busy (boost), from measureClock
 }
 
 func (c cpuInfo) String() string {
-	if c.model == "" {
+	if c.Model == "" {
 		return fmt.Sprintf("%d CPUs", runtime.NumCPU())
 	}
-	s := fmt.Sprintf("CPU %s, %d cores at %.0f MHz", c.model, c.cores, c.mhz)
-	if c.avx2 {
+	s := fmt.Sprintf("CPU %s, %d cores at %.0f MHz", c.Model, c.Cores, c.MHz)
+	if c.AVX2 {
 		s += " with AVX2+FMA"
 	}
 	return s
 }
 
 func readCPU() cpuInfo {
-	c := cpuInfo{cores: runtime.NumCPU()}
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return c
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		switch {
-		case key == "model name" && c.model == "":
-			c.model = value
-		case key == "cpu MHz" && c.mhz == 0:
-			c.mhz, _ = strconv.ParseFloat(value, 64)
-		case key == "flags" && !c.avx2:
-			fields := " " + value + " "
-			c.avx2 = strings.Contains(fields, " avx2 ") && strings.Contains(fields, " fma ")
-		}
-	}
-	if c.avx2 && c.mhz > 0 {
-		c.peak = c.mhz * 1e6 * flopsPerCycleAVX2 / 1e9
-	}
+	c := cpuInfo{CPU: cputime.ReadCPU()}
 	c.measuredGHz = measureClock()
 	return c
 }
