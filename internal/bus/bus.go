@@ -58,10 +58,11 @@ type Options struct {
 
 // Bus is a JetStream connection.
 type Bus struct {
-	NC   *nats.Conn
-	JS   jetstream.JetStream
-	opts Options
-	log  *zap.Logger
+	NC      *nats.Conn
+	JS      jetstream.JetStream
+	opts    Options
+	log     *zap.Logger
+	denials *denials
 }
 
 // Connect dials NATS. The connection reconnects forever, so a server
@@ -77,6 +78,7 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 		o.Replicas = 1
 	}
 	log := o.Logger
+	denied := &denials{}
 	nopts := []nats.Option{
 		nats.Name(o.Name),
 		nats.MaxReconnects(-1),
@@ -95,6 +97,7 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 			if sub != nil {
 				subj = sub.Subject
 			}
+			denied.record(err)
 			log.Warn("nats error", zap.String("subject", subj), zap.Error(err))
 		}),
 	}
@@ -133,7 +136,7 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 		nc.Close()
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
-	b := &Bus{NC: nc, JS: js, opts: o, log: log}
+	b := &Bus{NC: nc, JS: js, opts: o, log: log, denials: denied}
 	// Wait for the first connection (RetryOnFailedConnect makes Connect
 	// return before it).
 	for !nc.IsConnected() {
@@ -350,9 +353,10 @@ func (b *Bus) CreateConsumer(ctx context.Context, spec messages.ConsumerSpec) (j
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       spec.AckWait,
 		// The consumer itself never gives up: the middleware dead-letters
-		// a message on its last delivery, with the reason, and terminates
-		// it. MaxDeliver here is a backstop one above it.
-		MaxDeliver:    maxDeliver(spec.MaxDeliver),
+		// a message that keeps failing, with the reason, and terminates
+		// it, but redelivers without limit while Redis or NATS is down
+		// (failure.go).
+		MaxDeliver:    -1,
 		MaxAckPending: spec.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		ReplayPolicy:  jetstream.ReplayInstantPolicy,
@@ -367,15 +371,6 @@ func (b *Bus) CreateConsumer(ctx context.Context, spec messages.ConsumerSpec) (j
 		return nil, fmt.Errorf("bus: consumer %s on %s: %w", spec.Name, spec.Stream, err)
 	}
 	return cons, nil
-}
-
-// maxDeliver is the server-side limit for a spec's MaxDeliver (0:
-// unlimited).
-func maxDeliver(n int) int {
-	if n <= 0 {
-		return -1
-	}
-	return n + 1
 }
 
 // Publish validates and encodes m and publishes it on subject with its
@@ -418,11 +413,19 @@ func (b *Bus) rawMessage(subject, msgID string, data []byte) *nats.Msg {
 }
 
 // publishMsg publishes msg, retrying transient failures.
+// A publish the server refuses for want of permission fails at once with
+// the violation, not after retries as a timeout.
 func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg, subject, msgID string) error {
 	err := retry(ctx, func() error {
+		start := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := b.JS.PublishMsg(pctx, msg)
+		if err != nil && b.denials != nil {
+			if perr := b.denials.since(msg.Subject, start); perr != nil {
+				return Permanent(perr)
+			}
+		}
 		return err
 	})
 	if err != nil {

@@ -123,7 +123,10 @@ func (b *Bus) Run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 				defer wg.Done()
 				start := time.Now()
 				stop := keepAlive([]*Delivery{d}, spec.AckWait)
-				err := safeHandle(hctx, d, h)
+				err := oversize(d)
+				if err == nil {
+					err = safeHandle(hctx, d, h)
+				}
 				stop()
 				metricHandleSeconds.WithLabelValues(spec.Name).Observe(time.Since(start).Seconds())
 				b.settle(hctx, spec, o, d, err)
@@ -137,12 +140,24 @@ func (b *Bus) Run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 // o.MaxBatch deliveries, with up to o.Concurrency deliveries in flight.
 func (b *Bus) RunBatch(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, h BatchHandler) error {
 	return b.run(ctx, spec, o, func(hctx context.Context, ds []*Delivery) {
+		// Oversize messages never reach the handler.
+		var ok []*Delivery
+		for _, d := range ds {
+			if err := oversize(d); err != nil {
+				b.settle(hctx, spec, o, d, err)
+				continue
+			}
+			ok = append(ok, d)
+		}
+		if len(ok) == 0 {
+			return
+		}
 		start := time.Now()
-		stop := keepAlive(ds, spec.AckWait)
-		errs := safeHandleBatch(hctx, ds, h)
+		stop := keepAlive(ok, spec.AckWait)
+		errs := safeHandleBatch(hctx, ok, h)
 		stop()
 		metricHandleSeconds.WithLabelValues(spec.Name).Observe(time.Since(start).Seconds())
-		for i, d := range ds {
+		for i, d := range ok {
 			b.settle(hctx, spec, o, d, errs[i])
 		}
 	})
@@ -329,53 +344,72 @@ func safeHandle(ctx context.Context, d *Delivery, h Handler) (err error) {
 	return h(ctx, d)
 }
 
-func safeHandleBatch(ctx context.Context, ds []*Delivery, h BatchHandler) (errs []error) {
-	defer func() {
-		if r := recover(); r != nil {
-			errs = make([]error, len(ds))
-			for i := range errs {
-				errs[i] = fmt.Errorf("batch handler panic: %v", r)
-			}
+// safeHandleBatch calls h on ds; a panic is bounded: the batch's
+// deliveries are then handled one at a time, so that the one that panics
+// alone is dead-lettered with the panic as its reason (a permanent
+// failure) and the others are handled as usual.
+func safeHandleBatch(ctx context.Context, ds []*Delivery, h BatchHandler) []error {
+	errs, panicked := callBatch(ctx, ds, h)
+	if panicked == nil {
+		return errs
+	}
+	if len(ds) == 1 {
+		return []error{Permanent(fmt.Errorf("handler panic: %v", panicked))}
+	}
+	errs = make([]error, len(ds))
+	for i, d := range ds {
+		one, p := callBatch(ctx, []*Delivery{d}, h)
+		if p != nil {
+			errs[i] = Permanent(fmt.Errorf("handler panic: %v", p))
+			continue
 		}
-	}()
-	errs = h(ctx, ds)
-	if len(errs) != len(ds) {
-		errs = make([]error, len(ds))
-		for i := range errs {
-			errs[i] = fmt.Errorf("batch handler returned %d results for %d messages", len(errs), len(ds))
-		}
+		errs[i] = one[0]
 	}
 	return errs
 }
 
-// settle acknowledges, retries or dead-letters a handled delivery.
+// callBatch calls h, recovering a panic.
+func callBatch(ctx context.Context, ds []*Delivery, h BatchHandler) (errs []error, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			errs, panicked = nil, r
+		}
+	}()
+	errs = h(ctx, ds)
+	if len(errs) != len(ds) {
+		n := len(errs)
+		errs = make([]error, len(ds))
+		for i := range errs {
+			errs[i] = fmt.Errorf("batch handler returned %d results for %d messages", n, len(ds))
+		}
+	}
+	return errs, nil
+}
+
+// settle acknowledges, retries or dead-letters a handled delivery (see
+// the failure policy in failure.go).
 func (b *Bus) settle(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, d *Delivery, err error) {
 	log := b.log.With(zap.String("consumer", spec.Name), zap.String("subject", d.Subject), zap.String("msg_id", d.MsgID))
+	limit := spec.MaxDeliver
+	if limit <= 0 {
+		limit = DefaultMaxDeliver
+	}
 	switch {
 	case err == nil:
 		metricHandled.WithLabelValues(spec.Name, "ack").Inc()
 		if aerr := d.msg.Ack(); aerr != nil {
 			log.Warn("ack failed; the message will be redelivered and handled idempotently", zap.Error(aerr))
 		}
-	case errors.Is(err, ErrPermanent) || (spec.MaxDeliver > 0 && d.Deliveries >= uint64(spec.MaxDeliver)):
+	case errors.Is(err, ErrPermanent) || (d.Deliveries >= uint64(limit) && !unbounded(err)):
 		reason := err.Error()
 		if !errors.Is(err, ErrPermanent) {
 			reason = fmt.Sprintf("failed %d deliveries: %v", d.Deliveries, err)
 		}
-		dl := &messages.DeadLetter{
-			Schema: messages.SchemaVersion, Stream: d.Stream, Consumer: spec.Name, Subject: d.Subject,
-			Sequence: d.Sequence, Deliveries: d.Deliveries, Reason: reason, Service: o.Service,
-			Data: d.Data, At: time.Now().UTC(),
-		}
-		if h := d.msg.Headers(); h != nil {
-			dl.Headers = h
-		}
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if perr := b.Publish(pctx, messages.DeadLetterSubject(d.Stream, d.Campaign()), dl); perr != nil {
-			// Never drop: leave it to be redelivered and dead-lettered later.
+		if perr := b.deadLetter(ctx, spec, o, d, reason); perr != nil {
+			// Never drop: leave it to be redelivered and dead-lettered
+			// later, backing off as any failure does.
 			log.Error("dead-letter publish failed; message left for redelivery", zap.Error(perr))
-			_ = d.msg.NakWithDelay(time.Second)
+			_ = d.msg.NakWithDelay(retryDelay(d.Deliveries))
 			return
 		}
 		metricHandled.WithLabelValues(spec.Name, "deadletter").Inc()
@@ -387,6 +421,32 @@ func (b *Bus) settle(ctx context.Context, spec messages.ConsumerSpec, o RunOptio
 		log.Info("handler failed; retrying", zap.Error(err), zap.Uint64("deliveries", d.Deliveries), zap.Duration("delay", delay))
 		_ = d.msg.NakWithDelay(delay)
 	}
+}
+
+// deadLetter publishes d's dead letter with the reason; a body longer
+// than MaxDeadLetterData is cut, its size recorded.
+func (b *Bus) deadLetter(ctx context.Context, spec messages.ConsumerSpec, o RunOptions, d *Delivery, reason string) error {
+	data, truncated := deadLetterData(d.Data)
+	dl := &messages.DeadLetter{
+		Schema: messages.SchemaVersion, Stream: d.Stream, Consumer: spec.Name, Subject: d.Subject,
+		Sequence: d.Sequence, Deliveries: d.Deliveries, Reason: reason, Service: o.Service,
+		Data: data, Size: len(d.Data), Truncated: truncated, At: time.Now().UTC(),
+	}
+	if d.Header != nil {
+		dl.Headers = d.Header
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return b.Publish(pctx, messages.DeadLetterSubject(d.Stream, d.Campaign()), dl)
+}
+
+// oversize is the permanent failure of a delivery larger than
+// MaxMessageBytes, or nil.
+func oversize(d *Delivery) error {
+	if len(d.Data) <= MaxMessageBytes {
+		return nil
+	}
+	return Permanent(fmt.Errorf("oversize message: %d bytes, more than the %d a consumer accepts", len(d.Data), MaxMessageBytes))
 }
 
 // DelayError asks for a failed message to be redelivered no sooner than

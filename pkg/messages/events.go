@@ -314,9 +314,14 @@ type DeadLetter struct {
 	Reason     string              `json:"reason"`
 	Service    string              `json:"service"`
 	Headers    map[string][]string `json:"headers,omitempty"`
-	// Data is the message body as received.
-	Data []byte    `json:"data"`
-	At   time.Time `json:"at"`
+	// Data is the message body as received, or its first 64 KiB when it
+	// is longer (Truncated): a dead letter must stay publishable whatever
+	// the size of the message it records.
+	Data []byte `json:"data"`
+	// Size is the body's size in bytes.
+	Size      int       `json:"size"`
+	Truncated bool      `json:"truncated,omitempty"`
+	At        time.Time `json:"at"`
 }
 
 // MsgID is deterministic per original message.

@@ -152,11 +152,13 @@ type ConsumerSpec struct {
 	// it is how long the work of a replica that died waits before another
 	// replica takes it over.
 	AckWait time.Duration
-	// MaxDeliver is how many times a message that keeps failing is
-	// delivered before it is dead-lettered; 0 means never give up (the
-	// handler turns its own failures into data, and infrastructure
-	// failures are retried until the infrastructure is back). Messages
-	// that cannot be decoded are dead-lettered at once either way.
+	// MaxDeliver is how many times a message whose handling keeps failing
+	// is delivered before it is dead-lettered with the last error (0:
+	// the bus's default, 10). Failures that are waits (an ordered
+	// campaign's evaluation ahead of its turn) or outages of Redis or
+	// NATS are retried until they pass, and never dead-lettered; messages
+	// that cannot be decoded, are oversize, name an unknown campaign or
+	// make the handler panic are dead-lettered at once (internal/bus).
 	MaxDeliver int
 	// MaxAckPending bounds the messages out for processing at once, across
 	// all replicas.
