@@ -42,6 +42,10 @@ type EvaluationRecord struct {
 	// Position is a seed's index among the campaign's seeds: an ordered
 	// campaign records seeds in that order.
 	Position int
+	// Digest identifies the evaluation message recorded
+	// (messages.DigestBytes of its body): the judge judges only the
+	// evaluation the reflector counted.
+	Digest string
 }
 
 // Outcome says what recording an evaluation completed.
@@ -108,7 +112,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 		}
 		keys = append(keys, s.poolKey(campaign, r.Island, "success"), s.poolKey(campaign, r.Island, "failure"))
 		rec := [...]any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
-			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position}
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position, r.Digest}
 		args[0] = len(rec)
 		args = append(args, rec[:]...)
 	}

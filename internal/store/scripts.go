@@ -354,7 +354,9 @@ return out
 // ARGV: the number of arguments per evaluation, then per evaluation id,
 // generation, episode, island, seed, score, feasible, stable, valid,
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
-// find ("" if none), hit doc ("" if not a hit), seed position. Returns per
+// find ("" if none), hit doc ("" if not a hit), seed position, digest of
+// the evaluation's message ("" if none; kept in the evaluated hash beside
+// the outcome, for the judge to match). Returns per
 // evaluation its outcome flags, prefixed "dup;" for a repeat, or "wait":
 // an ordered campaign (state field "ordered") records a seed only after
 // the seeds before it and a generation's candidate only after those
@@ -497,7 +499,11 @@ local function record(a, success, failure)
     if gdone then table.insert(flags, 'next=' .. reserve('after/' .. g, KEYS[10], gens)) end
   end
   local res = table.concat(flags, ',')
-  hset(evaluated, id, res)
+  if ARGV[a + 19] ~= '' then
+    hset(evaluated, id, res .. ',digest=' .. ARGV[a + 19])
+  else
+    hset(evaluated, id, res)
+  end
   return res
 end
 

@@ -254,10 +254,18 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	var index []int // items[k] belongs to ds[index[k]]
 	var specsOf []*messages.CampaignSpec
 	findsOf := map[string]findsEntry{} // read once per campaign per batch
+	decoded := make([]*messages.Candidate, len(ds))
 	for i, d := range ds {
 		var c messages.Candidate
 		if err := bus.Decode(d, &c); err != nil {
 			errs[i] = err
+			continue
+		}
+		decoded[i] = &c
+	}
+	skips := s.verifyAll(ctx, decoded, errs)
+	for i, c := range decoded {
+		if c == nil || skips[i] || errs[i] != nil {
 			continue
 		}
 		spec, err := s.specs.Get(ctx, c.Campaign)
@@ -273,16 +281,16 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			}
 			findsOf[c.Campaign] = finds
 		}
-		cands[i] = &c
+		cands[i] = c
 		st, err := c.Structure.Crystal()
 		if err != nil {
 			// Not even a structure: an invalid evaluation, not a retry.
-			ev := s.invalid(&c, messages.Reason{Code: "structure", Detail: err.Error()})
+			ev := s.invalid(c, messages.Reason{Code: "structure", Detail: err.Error()})
 			errs[i] = s.publish(ctx, ev)
 			cands[i] = nil
 			continue
 		}
-		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds.of(&c), Properties: spec.Task.Required()})
+		items = append(items, Item{Structure: st, StatedFormula: c.Structure.Formula, Extra: finds.of(c), Properties: spec.Task.Required()})
 		index = append(index, i)
 		specsOf = append(specsOf, spec)
 	}

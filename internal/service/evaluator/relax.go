@@ -83,6 +83,9 @@ func (s *Service) handleRelax(ctx context.Context, o RelaxOracle, d *bus.Deliver
 	if err != nil {
 		return fmt.Errorf("relax %s: %w", c.ID, err)
 	}
+	if skip, err := s.verify(ctx, c); skip || err != nil {
+		return err
+	}
 	finds, err := s.campaignFinds(ctx, c.Campaign)
 	if err != nil {
 		return fmt.Errorf("relax %s: %w", c.ID, err)

@@ -62,8 +62,10 @@ func (s *Service) Run(ctx context.Context) error {
 
 func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	// Only stable hits come before the judge: the evaluator says which in
-	// a header, which spares decoding the others. (A malformed one is the
-	// reflector's to dead-letter.)
+	// a header, which spares decoding the others (a header that says no
+	// can only keep an evaluation from being judged; one that says yes,
+	// or none, is verified). A malformed one is the reflector's to
+	// dead-letter.
 	if d.Header.Get(messages.HeaderJudge) == "no" {
 		return nil
 	}
@@ -71,12 +73,12 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	if err := bus.Decode(d, &ev); err != nil {
 		return err
 	}
-	if !ev.ForJudge() {
-		return nil
-	}
 	spec, err := s.specs.Get(ctx, ev.Campaign)
 	if err != nil {
 		return fmt.Errorf("evaluation %s: %w", ev.ID, err)
+	}
+	if ok, err := s.verify(ctx, d, spec, &ev); !ok || err != nil {
+		return err
 	}
 	v := judge.Judge(spec, &ev, s.cfg.Options, time.Now().UTC())
 	if err := s.bus.Publish(ctx, v.Subject(), &v); err != nil {

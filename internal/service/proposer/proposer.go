@@ -53,6 +53,9 @@ type Config struct {
 	MaxAttempts  int
 	DrainTimeout time.Duration
 	Checks       CheckOptions
+	// Limits are the operator's quotas, checked before a campaign is
+	// created.
+	Limits Limits
 }
 
 // Service is a proposer replica.
@@ -148,6 +151,18 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 		s.reject(ctx, spec.ID, err)
 		return nil
 	}
+	if _, err := s.store.Spec(ctx, spec.ID); errors.Is(err, store.ErrNotFound) {
+		// A new campaign (not a redelivered submission) must be within
+		// the operator's limits.
+		if err := s.checkLimits(ctx, &spec); errors.Is(err, ErrLimit) {
+			s.reject(ctx, spec.ID, err)
+			return nil
+		} else if err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
 	var seeds []Proposed
 	if s.cfg.Seeder != nil {
 		var err error
@@ -170,6 +185,7 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 	// Seeds (republished harmlessly on a redelivery: same ids) are
 	// evaluated like candidates; when the last one is recorded the
 	// reflector starts the first generations.
+	cands := make([]*messages.Candidate, len(seeds))
 	for i, p := range seeds {
 		c := s.candidate(&spec, p, -1, i%spec.Islands, 0)
 		c.ID, c.Seed, c.Index = messages.SeedCandidateID(spec.ID, i), true, i
@@ -178,6 +194,14 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 			// Seeds are judged against the reference phases alone.
 			c.HullFinds = new(int)
 		}
+		cands[i] = c
+	}
+	// The seeds' digests are recorded before they are published: the
+	// evaluators and the reflector take only the recorded seeds.
+	if err := s.store.RecordSeeds(ctx, spec.ID, cands); err != nil {
+		return err
+	}
+	for _, c := range cands {
 		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectCandidates, spec.ID), c); err != nil {
 			return err
 		}
@@ -218,6 +242,9 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	spec, err := s.specs.Get(ctx, req.Campaign)
 	if err != nil {
 		return fmt.Errorf("generation %d: %w", req.Generation, err)
+	}
+	if err := s.verifyRequest(ctx, &req); err != nil {
+		return err
 	}
 	log := s.log.With(zap.String("campaign", req.Campaign), zap.Int("episode", req.Episode), zap.Int("generation", req.Generation))
 	done, stored, err := s.store.GenerationStatus(ctx, req.Campaign, req.Generation)

@@ -127,11 +127,20 @@ type pending struct {
 func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 	errs := make([]error, len(ds))
 	byCampaign := map[string][]pending{}
+	digests := make([]string, len(ds))
 	var campaigns []string
+	evs := make([]*messages.Evaluation, len(ds))
 	for i, d := range ds {
 		var ev messages.Evaluation
 		if err := bus.Decode(d, &ev); err != nil {
 			errs[i] = err
+			continue
+		}
+		evs[i] = &ev
+	}
+	s.verifyAll(ctx, evs, errs)
+	for i, ev := range evs {
+		if ev == nil || errs[i] != nil {
 			continue
 		}
 		spec, err := s.specs.Get(ctx, ev.Campaign)
@@ -139,10 +148,11 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			errs[i] = fmt.Errorf("evaluation %s: %w", ev.ID, err)
 			continue
 		}
+		digests[i] = messages.DigestBytes(ds[i].Data)
 		if _, ok := byCampaign[ev.Campaign]; !ok {
 			campaigns = append(campaigns, ev.Campaign)
 		}
-		byCampaign[ev.Campaign] = append(byCampaign[ev.Campaign], pending{at: i, ev: &ev, spec: spec})
+		byCampaign[ev.Campaign] = append(byCampaign[ev.Campaign], pending{at: i, ev: ev, spec: spec})
 	}
 	for _, c := range campaigns {
 		ps := byCampaign[c]
@@ -154,6 +164,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 		recs := make([]*store.EvaluationRecord, len(ps))
 		for k, p := range ps {
 			recs[k] = Record(p.ev, p.spec)
+			recs[k].Digest = digests[p.at]
 		}
 		outs, err := s.store.RecordEvaluations(ctx, c, recs)
 		if err != nil && len(recs) > 1 {
@@ -164,7 +175,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			for k, p := range ps {
 				o, err := s.store.RecordEvaluation(ctx, c, recs[k])
 				if err == nil && o.Wait {
-					err = bus.RetryAfter(errNotYet, notYetDelay)
+					err = bus.Later(errNotYet, notYetDelay)
 				} else if err == nil {
 					err = s.followUp(ctx, p.spec, p.ev, o)
 				}
@@ -178,7 +189,7 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 		}
 		for k, p := range ps {
 			if outs[k].Wait {
-				errs[p.at] = bus.RetryAfter(errNotYet, notYetDelay)
+				errs[p.at] = bus.Later(errNotYet, notYetDelay)
 				continue
 			}
 			errs[p.at] = s.followUp(ctx, p.spec, p.ev, outs[k])

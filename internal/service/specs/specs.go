@@ -3,8 +3,11 @@ package specs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
+	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -25,7 +28,8 @@ func New(s *store.Store) *Cache {
 	return &Cache{store: s, m: map[string]*messages.CampaignSpec{}}
 }
 
-// Get returns the spec of a campaign. The spec is shared: callers must not
+// Get returns the spec of a campaign; a campaign the store does not hold
+// is a permanent failure (bus.Permanent). The spec is shared: callers must not
 // modify it.
 func (c *Cache) Get(ctx context.Context, campaign string) (*messages.CampaignSpec, error) {
 	c.mu.RLock()
@@ -35,6 +39,13 @@ func (c *Cache) Get(ctx context.Context, campaign string) (*messages.CampaignSpe
 		return spec, nil
 	}
 	spec, err := c.store.Spec(ctx, campaign)
+	if errors.Is(err, store.ErrNotFound) {
+		// Every message of a campaign follows its spec into the store:
+		// one naming a campaign the store does not hold will never be
+		// handled, and must not hold a consumer's in-flight capacity
+		// while retried.
+		return nil, bus.Permanent(fmt.Errorf("unknown campaign %s", campaign))
+	}
 	if err != nil {
 		return nil, err
 	}
