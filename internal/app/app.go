@@ -50,6 +50,9 @@ type Config struct {
 	// Probe checks the readiness of the instance serving HTTPAddr on this
 	// host and exits, instead of running the service.
 	Probe bool
+	// secretErrs are the secret files named but unreadable (Validate
+	// reports them).
+	secretErrs []error
 }
 
 // env returns the variable's value or def.
@@ -101,15 +104,20 @@ func EnvFloat(name string, def float64) float64 {
 }
 
 // secret reads a secret from NAME, or from the file named by NAME_FILE
-// (Kubernetes and compose secrets are files).
-func secret(name string) string {
+// (Kubernetes and compose secrets are files). A file named but missing
+// or unreadable is an error (reported by Validate), never an empty
+// secret.
+func (c *Config) secret(name string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
 	if f := os.Getenv(name + "_FILE"); f != "" {
-		if b, err := os.ReadFile(f); err == nil {
-			return strings.TrimSpace(string(b))
+		b, err := os.ReadFile(f)
+		if err != nil {
+			c.secretErrs = append(c.secretErrs, fmt.Errorf("config: %s_FILE: %w", name, err))
+			return ""
 		}
+		return strings.TrimSpace(string(b))
 	}
 	return ""
 }
@@ -118,7 +126,7 @@ func secret(name string) string {
 func (c *Config) Bind(fs *pflag.FlagSet, service string) {
 	c.BindConnection(fs)
 	fs.IntVar(&c.NATS.Replicas, "stream-replicas", envInt("CRUCIBLE_STREAM_REPLICAS", 1), "replicas of each JetStream stream (3 on a cluster) [CRUCIBLE_STREAM_REPLICAS]")
-	fs.StringVar(&c.HTTPAddr, "http", env("CRUCIBLE_HTTP_ADDR", ":9090"), "address of /metrics, /healthz, /readyz; empty to disable [CRUCIBLE_HTTP_ADDR]")
+	fs.StringVar(&c.HTTPAddr, "http", env("CRUCIBLE_HTTP_ADDR", DefaultHTTPAddr), "address of /metrics, /healthz, /readyz (this host only by default; containers set :9090); empty to disable [CRUCIBLE_HTTP_ADDR]")
 	fs.StringVar(&c.LogLevel, "log-level", env("CRUCIBLE_LOG_LEVEL", "info"), "debug, info, warn or error [CRUCIBLE_LOG_LEVEL]")
 	fs.StringVar(&c.LogFormat, "log-format", env("CRUCIBLE_LOG_FORMAT", "json"), "json or console [CRUCIBLE_LOG_FORMAT]")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", envDuration("CRUCIBLE_DRAIN_TIMEOUT", 30*time.Second), "time in-flight work may take after SIGTERM [CRUCIBLE_DRAIN_TIMEOUT]")
@@ -173,8 +181,8 @@ func ProbeReady(ctx context.Context, addr string) error {
 func (c *Config) BindConnection(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NATS.URL, "nats", env("CRUCIBLE_NATS_URL", "nats://127.0.0.1:4222"), "NATS server URL(s), comma-separated [CRUCIBLE_NATS_URL]")
 	fs.StringVar(&c.NATS.User, "nats-user", env("CRUCIBLE_NATS_USER", ""), "NATS user [CRUCIBLE_NATS_USER]")
-	c.NATS.Password = secret("CRUCIBLE_NATS_PASSWORD")
-	c.NATS.Token = secret("CRUCIBLE_NATS_TOKEN")
+	c.NATS.Password = c.secret("CRUCIBLE_NATS_PASSWORD")
+	c.NATS.Token = c.secret("CRUCIBLE_NATS_TOKEN")
 	fs.StringVar(&c.NATS.NKeySeedFile, "nats-nkey", env("CRUCIBLE_NATS_NKEY_FILE", ""), "NATS nkey seed file [CRUCIBLE_NATS_NKEY_FILE]")
 	fs.StringVar(&c.NATS.CredsFile, "nats-creds", env("CRUCIBLE_NATS_CREDS_FILE", ""), "NATS credentials file [CRUCIBLE_NATS_CREDS_FILE]")
 	fs.StringVar(&c.NATS.TLSCAFile, "nats-tls-ca", env("CRUCIBLE_NATS_TLS_CA", ""), "CA bundle to verify NATS [CRUCIBLE_NATS_TLS_CA]")
@@ -183,7 +191,7 @@ func (c *Config) BindConnection(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Redis.URL, "redis", env("CRUCIBLE_REDIS_URL", "redis://127.0.0.1:6379"), "Redis URL, or host:port,... for a cluster [CRUCIBLE_REDIS_URL]")
 	fs.StringVar(&c.Redis.MasterName, "redis-master", env("CRUCIBLE_REDIS_MASTER", ""), "Sentinel master name [CRUCIBLE_REDIS_MASTER]")
 	fs.StringVar(&c.Redis.Username, "redis-user", env("CRUCIBLE_REDIS_USER", ""), "Redis ACL user [CRUCIBLE_REDIS_USER]")
-	c.Redis.Password = secret("CRUCIBLE_REDIS_PASSWORD")
+	c.Redis.Password = c.secret("CRUCIBLE_REDIS_PASSWORD")
 	fs.StringVar(&c.Redis.TLSCAFile, "redis-tls-ca", env("CRUCIBLE_REDIS_TLS_CA", ""), "CA bundle to verify Redis [CRUCIBLE_REDIS_TLS_CA]")
 	fs.StringVar(&c.Redis.TLSCertFile, "redis-tls-cert", env("CRUCIBLE_REDIS_TLS_CERT", ""), "client certificate for Redis [CRUCIBLE_REDIS_TLS_CERT]")
 	fs.StringVar(&c.Redis.TLSKeyFile, "redis-tls-key", env("CRUCIBLE_REDIS_TLS_KEY", ""), "client key for Redis [CRUCIBLE_REDIS_TLS_KEY]")
@@ -196,8 +204,20 @@ func (c *Config) BindConnection(fs *pflag.FlagSet) {
 	}
 }
 
+// SecretErr reports the secret files named (*_FILE) but unreadable, or
+// nil.
+func (c *Config) SecretErr() error { return errors.Join(c.secretErrs...) }
+
+// DefaultHTTPAddr is where a service serves its metrics and probes
+// unless told otherwise: this host only. The container image and the
+// manifests set the pod's address explicitly.
+const DefaultHTTPAddr = "127.0.0.1:9090"
+
 // Validate names the bad field.
 func (c *Config) Validate() error {
+	if len(c.secretErrs) > 0 {
+		return errors.Join(c.secretErrs...)
+	}
 	switch {
 	case c.NATS.URL == "":
 		return errors.New("config: nats: empty URL")
@@ -273,11 +293,32 @@ func (in *Infra) Close() {
 // Health checks both connections.
 func (in *Infra) Health(ctx context.Context) error {
 	if err := in.Bus.Healthy(); err != nil {
-		return err
+		return &unready{what: "nats", err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	return in.Store.Client().Ping(ctx).Err()
+	if err := in.Store.Client().Ping(ctx).Err(); err != nil {
+		return &unready{what: "redis", err: err}
+	}
+	return nil
+}
+
+// unready names the connection that is down.
+type unready struct {
+	what string
+	err  error
+}
+
+func (e *unready) Error() string { return e.what + ": " + e.err.Error() }
+func (e *unready) Unwrap() error { return e.err }
+
+// readyStatus is /readyz's short answer: which connection is down.
+func readyStatus(err error) string {
+	var u *unready
+	if errors.As(err, &u) {
+		return u.what + " unavailable"
+	}
+	return "unavailable"
 }
 
 // Registry returns a Prometheus registry with the Go and process metrics,
@@ -309,7 +350,10 @@ func ServeHTTP(ctx context.Context, addr string, reg *prometheus.Registry, ready
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := ready(r.Context()); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			// The details (addresses, server messages) go to the log, not
+			// to whoever can reach the port.
+			log.Warn("not ready", zap.Error(err))
+			http.Error(w, "not ready: "+readyStatus(err), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

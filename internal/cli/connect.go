@@ -30,6 +30,9 @@ func (c *connection) bind(cmd *cobra.Command) {
 // open connects a client; the streams are not created (the services do
 // that), so a client needs no more than publish and read permissions.
 func (c *connection) open(ctx context.Context) (*client.Client, func(), error) {
+	if err := c.cfg.SecretErr(); err != nil {
+		return nil, nil, err
+	}
 	c.cfg.NATS.Namespace = c.cfg.Namespace
 	c.cfg.NATS.Name = "crucible-cli"
 	c.cfg.Redis.Namespace = c.cfg.Namespace

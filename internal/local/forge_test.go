@@ -125,6 +125,16 @@ func TestForgedTrafficIsDeadLettered(t *testing.T) {
 	ev.Candidate = fake
 	ev.ID = fake.ID
 	forged = append(forged, forgery{"evaluation of an unrecorded candidate", messages.SubjectEvaluations, &ev, "campaign forged is completed", 1})
+	// A discovery's evaluation under an unrecorded candidate's id: a hit
+	// by its values, which both the reflector and the judge refuse.
+	if len(res.Discoveries) > 0 {
+		hit := res.Discoveries[0].Evaluation
+		hit.Candidate = fake
+		hit.Candidate.ID = messages.CandidateID(spec.ID, 999, 1)
+		hit.Candidate.Index = 1
+		hit.ID = hit.Candidate.ID
+		forged = append(forged, forgery{"discovery under an unrecorded candidate", messages.SubjectEvaluations, &hit, "campaign forged is completed", 2})
+	}
 	// A recorded evaluation with flags its values contradict (the judge
 	// re-derives them; the reflector has it recorded: nothing to count).
 	flags := *real
