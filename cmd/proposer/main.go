@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ func main() {
 		concurrency int
 		baseline    bool
 		llmCfg      llm.Config
+		limits      proposer.Limits
 	)
 	app.Exit(app.Main("proposer", "Crucible proposer: campaigns in, candidates out",
 		"The proposer consumes submissions (durable consumer \"proposer-submit\" on CAMPAIGNS) and generation requests (\"proposer\" on PROPOSE), and publishes crucible.candidates.<campaign>, and the LLM prompts of generator llm on crucible.campaigns.prompts.<campaign>. It reads the reference tables from the data directory (seed materials, known formulas). The LLM's API key comes from CRUCIBLE_LLM_API_KEY or the file named by CRUCIBLE_LLM_API_KEY_FILE.",
@@ -32,6 +34,8 @@ func main() {
 			f.StringVar(&data, "data", def, "data directory with data/ [CRUCIBLE_DATA]")
 			f.IntVar(&concurrency, "concurrency", app.EnvInt("CRUCIBLE_PROPOSER_CONCURRENCY", 4), "generation requests handled at once [CRUCIBLE_PROPOSER_CONCURRENCY]")
 			f.BoolVar(&baseline, "random-baseline", false, "replace the evolve generator by the random-substitution baseline (comparisons only)")
+			f.IntVar(&limits.MaxBudget, "max-budget", app.EnvInt("CRUCIBLE_MAX_BUDGET", 0), "largest budget a campaign may ask for; 0 for no limit [CRUCIBLE_MAX_BUDGET]")
+			f.IntVar(&limits.MaxCampaigns, "max-campaigns", app.EnvInt("CRUCIBLE_MAX_CAMPAIGNS", 0), "most campaigns running at once; 0 for no limit [CRUCIBLE_MAX_CAMPAIGNS]")
 			llmCfg.BindFlags(f, true)
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {
@@ -60,7 +64,11 @@ func main() {
 				in.Log.Info("generator llm offered", client.Config().LogFields()...)
 			}
 			cfg := wire.Proposer(db, in.Store, opts)
+			if limits.MaxBudget < 0 || limits.MaxCampaigns < 0 {
+				return nil, nil, fmt.Errorf("config: max-budget %d and max-campaigns %d must not be negative", limits.MaxBudget, limits.MaxCampaigns)
+			}
 			cfg.Concurrency = concurrency
+			cfg.Limits = limits
 			cfg.DrainTimeout = in.Config.DrainTimeout
 			return proposer.New(in.Bus, in.Store, in.Log, cfg), collectors, nil
 		}))

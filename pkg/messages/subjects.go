@@ -83,6 +83,13 @@ const (
 // re-published after a crash is dropped by the stream.
 const DuplicateWindow = 10 * time.Minute
 
+// WorkQueueMaxAge bounds how long a message stays in a work queue. A
+// work queue removes a message once it is acknowledged, but NATS 2.9 can
+// lose the removal of acknowledged messages when it is killed (they stay,
+// acknowledged, for good); the age limit removes them. Unacknowledged work
+// waits this long at most: a week outlasts any outage of a service.
+const WorkQueueMaxAge = 7 * 24 * time.Hour
+
 // Streams are the streams Crucible uses (docs/architecture.md, "Subjects
 // and streams").
 var Streams = []StreamSpec{
@@ -99,6 +106,7 @@ var Streams = []StreamSpec{
 		Description: "generation requests: work for the proposers",
 		Subjects:    []string{SubjectPropose + ".>"},
 		Retention:   WorkQueueRetention,
+		MaxAge:      WorkQueueMaxAge,
 		Duplicates:  DuplicateWindow,
 	},
 	{
@@ -106,6 +114,7 @@ var Streams = []StreamSpec{
 		Description: "proposed candidate structures: work for the evaluators",
 		Subjects:    []string{SubjectCandidates + ".>"},
 		Retention:   WorkQueueRetention,
+		MaxAge:      WorkQueueMaxAge,
 		Duplicates:  DuplicateWindow,
 	},
 	{
@@ -113,6 +122,7 @@ var Streams = []StreamSpec{
 		Description: "screened candidates to relax: work for the evaluators' relax role",
 		Subjects:    []string{SubjectRelax + ".>"},
 		Retention:   WorkQueueRetention,
+		MaxAge:      WorkQueueMaxAge,
 		Duplicates:  DuplicateWindow,
 	},
 	{

@@ -35,7 +35,7 @@ func (s *Service) checkLimits(ctx context.Context, spec *messages.CampaignSpec) 
 			return err
 		}
 		if n >= l.MaxCampaigns {
-			return fmt.Errorf("%w: %d campaigns are running, the maximum at once (proposer --max-campaigns); submit again when one has finished", ErrLimit, n)
+			return fmt.Errorf("%w: the maximum of %d campaigns running at once is reached (proposer --max-campaigns); submit again when one has finished", ErrLimit, l.MaxCampaigns)
 		}
 	}
 	return nil
