@@ -44,6 +44,12 @@ type Controller struct {
 	// and the NATS server are restarted (once each; a negative value
 	// never).
 	RedisAt, NATSAt float64
+	// GracefulShare is the fraction (0–1) of the replicas' stops that are
+	// a graceful SIGTERM (the replica drains its in-flight work, as on a
+	// rolling update) rather than a SIGKILL; StopTimeout bounds the drain
+	// before the process is killed after all.
+	GracefulShare float64
+	StopTimeout   time.Duration
 	// Logf receives one line per action.
 	Logf func(format string, args ...any)
 
@@ -58,12 +64,23 @@ type Controller struct {
 type Stats struct {
 	// Kills are SIGKILLs by service kind.
 	Kills map[string]int
+	// Terms are graceful stops (SIGTERM) by service kind.
+	Terms map[string]int
 	// Crashes are exits the controller did not cause, by service kind,
 	// with the last log lines of each in CrashLogs.
 	Crashes   map[string]int
 	CrashLogs []string
 	// NATSRestarts and RedisRestarts count server restarts.
 	NATSRestarts, RedisRestarts int
+}
+
+// TotalTerms is the number of service processes stopped with SIGTERM.
+func (s Stats) TotalTerms() int {
+	n := 0
+	for _, k := range s.Terms {
+		n += k
+	}
+	return n
 }
 
 // TotalKills is the number of service processes killed.
@@ -90,18 +107,21 @@ func (s Stats) String() string {
 	for _, n := range s.Crashes {
 		crashes += n
 	}
-	return fmt.Sprintf("%d kills (%s), %d NATS restarts, %d Redis restarts, %d crashes",
-		s.TotalKills(), strings.Join(parts, ", "), s.NATSRestarts, s.RedisRestarts, crashes)
+	return fmt.Sprintf("%d kills (%s), %d graceful stops, %d NATS restarts, %d Redis restarts, %d crashes",
+		s.TotalKills(), strings.Join(parts, ", "), s.TotalTerms(), s.NATSRestarts, s.RedisRestarts, crashes)
 }
 
 // Stats returns a copy of the counts so far.
 func (c *Controller) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := Stats{Kills: map[string]int{}, Crashes: map[string]int{}, CrashLogs: append([]string(nil), c.stats.CrashLogs...),
+	out := Stats{Kills: map[string]int{}, Terms: map[string]int{}, Crashes: map[string]int{}, CrashLogs: append([]string(nil), c.stats.CrashLogs...),
 		NATSRestarts: c.stats.NATSRestarts, RedisRestarts: c.stats.RedisRestarts}
 	for k, v := range c.stats.Kills {
 		out.Kills[k] = v
+	}
+	for k, v := range c.stats.Terms {
+		out.Terms[k] = v
 	}
 	for k, v := range c.stats.Crashes {
 		out.Crashes[k] = v
@@ -224,18 +244,32 @@ func (c *Controller) killOne(ctx context.Context) {
 	if !r.P.Running() {
 		return // its supervisor restarts it
 	}
-	if err := r.P.Kill(); err != nil {
-		c.logf("kill %s: %v", r.P.Name, err)
-		return
-	}
-	c.mu.Lock()
-	if c.stats.Kills == nil {
-		c.stats.Kills = map[string]int{}
-	}
-	c.stats.Kills[r.Kind]++
-	c.mu.Unlock()
 	dead := c.deadTime()
-	c.logf("SIGKILL %s; restart in %v", r.P.Name, dead.Round(time.Millisecond))
+	if c.GracefulShare > 0 && c.Rand.Float64() < c.GracefulShare {
+		start := time.Now()
+		if err := r.P.Stop(c.StopTimeout); err != nil {
+			c.logf("SIGTERM %s: %v", r.P.Name, err)
+		}
+		c.mu.Lock()
+		if c.stats.Terms == nil {
+			c.stats.Terms = map[string]int{}
+		}
+		c.stats.Terms[r.Kind]++
+		c.mu.Unlock()
+		c.logf("SIGTERM %s (stopped in %v); restart in %v", r.P.Name, time.Since(start).Round(time.Millisecond), dead.Round(time.Millisecond))
+	} else {
+		if err := r.P.Kill(); err != nil {
+			c.logf("kill %s: %v", r.P.Name, err)
+			return
+		}
+		c.mu.Lock()
+		if c.stats.Kills == nil {
+			c.stats.Kills = map[string]int{}
+		}
+		c.stats.Kills[r.Kind]++
+		c.mu.Unlock()
+		c.logf("SIGKILL %s; restart in %v", r.P.Name, dead.Round(time.Millisecond))
+	}
 	if !proc.WaitContext(ctx, dead) {
 		return // stopping: the process stays down
 	}

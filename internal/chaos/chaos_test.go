@@ -196,13 +196,22 @@ func TestChaos(t *testing.T) {
 		MinInterval: 500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond, MaxRestartDelay: 1500 * time.Millisecond,
 		ServerDowntime: pr.serverDowntime,
 		RedisAt:        0.3, NATSAt: 0.6,
+		// One stop in four is a graceful SIGTERM (a rolling update).
+		GracefulShare: 0.25, StopTimeout: 10 * time.Second,
 		Logf: func(format string, args ...any) {
 			t.Logf("%6.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)
 		},
 	}
 	cctx, stopChaos := context.WithCancel(ctx)
 	ctl.Supervise(cctx)
+	// Poison and forged traffic, a message every 0.5 s, all run long.
+	poison := &Poisoner{Bus: b, Campaign: spec.ID, Rand: rand.New(rand.NewPCG(seed, 2)), Interval: 500 * time.Millisecond, Logf: ctl.Logf}
 	chaosDone := make(chan struct{})
+	poisonDone := make(chan struct{})
+	go func() {
+		defer close(poisonDone)
+		poison.Run(cctx)
+	}()
 	go func() {
 		defer close(chaosDone)
 		ctl.Run(cctx, progress, settled)
@@ -212,6 +221,7 @@ func TestChaos(t *testing.T) {
 	t.Cleanup(func() {
 		stopChaos()
 		<-chaosDone
+		<-poisonDone
 		ctl.Wait()
 	})
 
@@ -232,8 +242,13 @@ func TestChaos(t *testing.T) {
 	elapsed := time.Since(start)
 	stopChaos()
 	<-chaosDone
+	<-poisonDone
 	ctl.Wait()
 	stats := ctl.Stats()
+	// The last poison's dead letters settle before the check.
+	if !waitIdle(ctx, cl) {
+		t.Errorf("consumers not idle after the poison stopped")
+	}
 
 	// Stop the services gracefully before reading everything back.
 	for _, r := range replicas {
@@ -248,6 +263,19 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("campaign settled in %.1f s; %s", elapsed.Seconds(), stats)
+	var letters []messages.DeadLetter
+	if _, err := ReadSubject(ctx, b, messages.StreamDeadLetter, messages.SubjectDeadLetter+".>", func(data []byte) error {
+		var d messages.DeadLetter
+		if err := messages.Decode(data, &d); err == nil {
+			letters = append(letters, d)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	found, pv := poison.Check(letters)
+	t.Logf("poison: %d messages sent, %d dead letters of them, %d dead letters in all", poison.Sent(), found, len(letters))
+	rep.Violations = append(rep.Violations, pv...)
 	t.Log(rep)
 	for _, l := range stats.CrashLogs {
 		t.Logf("crash: %s", l)
@@ -273,6 +301,24 @@ func TestChaos(t *testing.T) {
 	if n := len(stats.CrashLogs); n > 0 {
 		t.Errorf("%d service processes exited on their own", n)
 	}
+}
+
+// waitIdle waits up to a minute for every consumer to be idle.
+func waitIdle(ctx context.Context, cl *client.Client) bool {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		idle := true
+		for _, c := range messages.Consumers {
+			if ok, err := cl.ConsumerIdle(ctx, c.Name); err != nil || !ok {
+				idle = false
+			}
+		}
+		if idle {
+			return true
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return false
 }
 
 // campaignSettled reports whether the campaign completed and every

@@ -264,6 +264,11 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 		decoded[i] = &c
 	}
 	skips := s.verifyAll(ctx, decoded, errs)
+	for i, d := range ds {
+		if lateRedelivery(d, errs[i]) {
+			skips[i], errs[i] = true, nil
+		}
+	}
 	for i, c := range decoded {
 		if c == nil || skips[i] || errs[i] != nil {
 			continue

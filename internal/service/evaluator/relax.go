@@ -84,6 +84,9 @@ func (s *Service) handleRelax(ctx context.Context, o RelaxOracle, d *bus.Deliver
 		return fmt.Errorf("relax %s: %w", c.ID, err)
 	}
 	if skip, err := s.verify(ctx, c); skip || err != nil {
+		if lateRedelivery(d, err) {
+			return nil
+		}
 		return err
 	}
 	finds, err := s.campaignFinds(ctx, c.Campaign)

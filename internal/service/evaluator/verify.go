@@ -70,3 +70,12 @@ func Rederive(spec *messages.CampaignSpec, ev *messages.Evaluation) *messages.Ev
 	}
 	return Score(spec, &ev.Candidate, &o)
 }
+
+// lateRedelivery reports whether err is a closed campaign's refusal of a
+// message delivered before: work handed out before the campaign
+// completed, whose evaluation was published but whose acknowledgement was
+// lost (a replica killed in between). It is acknowledged, not
+// dead-lettered; work first delivered after completion is.
+func lateRedelivery(d *bus.Delivery, err error) bool {
+	return err != nil && errors.Is(err, store.ErrClosed) && d.Deliveries > 1
+}

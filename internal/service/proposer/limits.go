@@ -45,11 +45,17 @@ func (s *Service) checkLimits(ctx context.Context, spec *messages.CampaignSpec) 
 // reserved, for a campaign that accepts work: a forged request, one for
 // a finished campaign or one naming an unknown campaign is a permanent
 // failure (a dead letter with the reason) before any generator runs.
-func (s *Service) verifyRequest(ctx context.Context, req *messages.GenerationRequest) error {
+//
+// A closed campaign's request delivered before (handed out before the
+// campaign completed, its acknowledgement lost) is acknowledged instead:
+// errSkip.
+func (s *Service) verifyRequest(ctx context.Context, d *bus.Delivery, req *messages.GenerationRequest) error {
 	err := s.store.VerifyRequest(ctx, req)
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, store.ErrClosed) && d.Deliveries > 1:
+		return errSkip
 	case errors.Is(err, store.ErrForged), errors.Is(err, store.ErrClosed):
 		return bus.Permanent(err)
 	case errors.Is(err, store.ErrNotFound):
@@ -57,3 +63,6 @@ func (s *Service) verifyRequest(ctx context.Context, req *messages.GenerationReq
 	}
 	return err
 }
+
+// errSkip: the message is acknowledged without being handled.
+var errSkip = errors.New("skip")

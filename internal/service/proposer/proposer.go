@@ -243,7 +243,10 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("generation %d: %w", req.Generation, err)
 	}
-	if err := s.verifyRequest(ctx, &req); err != nil {
+	if err := s.verifyRequest(ctx, d, &req); err != nil {
+		if errors.Is(err, errSkip) {
+			return nil
+		}
 		return err
 	}
 	log := s.log.With(zap.String("campaign", req.Campaign), zap.Int("episode", req.Episode), zap.Int("generation", req.Generation))
