@@ -178,7 +178,9 @@ func TestSecureInstallation(t *testing.T) {
 		"reflector": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator"},
 		"judge":     {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.STREAM.PURGE.DISCOVERIES"},
 		"client": {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator",
-			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>"},
+			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>",
+			// The services' replies: what they pull from their consumers.
+			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub >"},
 	}
 	for user, actions := range refused {
 		errs := make(chan error, 16)

@@ -30,6 +30,12 @@ type Options struct {
 	User, Password string
 	// Token authenticates with a token.
 	Token string
+	// InboxPrefix is the prefix of the subjects replies come back on
+	// (default _INBOX_<User> with a user name, _INBOX without): with one
+	// per user, the server can let each user subscribe to its own replies
+	// alone (`_INBOX_<user>.>`), so no user reads the structures another
+	// pulls from its consumer.
+	InboxPrefix string
 	// NKeySeedFile authenticates with an nkey seed file.
 	NKeySeedFile string
 	// CredsFile authenticates with a JWT user credentials file.
@@ -107,6 +113,9 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 	if o.User != "" {
 		nopts = append(nopts, nats.UserInfo(o.User, o.Password))
 	}
+	if prefix := inboxPrefix(o); prefix != "" {
+		nopts = append(nopts, nats.CustomInboxPrefix(prefix))
+	}
 	if o.Token != "" {
 		nopts = append(nopts, nats.Token(o.Token))
 	}
@@ -148,6 +157,21 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 		}
 	}
 	return b, nil
+}
+
+// inboxPrefix is o's reply-subject prefix: InboxPrefix, or _INBOX_<user>
+// (the user name's characters that cannot be in a subject token replaced
+// by '_'), or "" for NATS's default.
+func inboxPrefix(o Options) string {
+	if o.InboxPrefix != "" || o.User == "" {
+		return o.InboxPrefix
+	}
+	return "_INBOX_" + strings.Map(func(r rune) rune {
+		if r <= ' ' || r == '.' || r == '*' || r == '>' || r > 126 {
+			return '_'
+		}
+		return r
+	}, o.User)
 }
 
 // redact hides credentials in a (possibly comma-separated) server URL.

@@ -41,7 +41,7 @@ type profile struct {
 // The CI profile runs under plain `go test ./...`; the full one with
 // CRUCIBLE_CHAOS=full (`make chaos`).
 var (
-	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, replicas: 1, oracleDelay: 400 * time.Millisecond, minKills: 20, serverDowntime: 5 * time.Second, timeout: 4 * time.Minute}
+	ciProfile   = profile{name: "ci", budget: 200, evaluators: 2, replicas: 1, oracleDelay: 400 * time.Millisecond, minKills: 20, serverDowntime: 5 * time.Second, timeout: 6 * time.Minute}
 	fullProfile = profile{name: "full", budget: 600, evaluators: 3, replicas: 2, oracleDelay: 400 * time.Millisecond, minKills: 40, serverDowntime: 20 * time.Second, timeout: 10 * time.Minute}
 )
 
