@@ -30,7 +30,8 @@ type profile struct {
 	// replicas of each of the proposer, the reflector and the judge.
 	replicas    int
 	oracleDelay time.Duration
-	// minKills is the least number of SIGKILLs the run must have dealt.
+	// minKills is the least number of stops (SIGKILLs and SIGTERMs) the
+	// run must have dealt.
 	minKills int
 	// serverDowntime is how long Redis and NATS stay down when killed.
 	serverDowntime time.Duration
@@ -287,8 +288,15 @@ func TestChaos(t *testing.T) {
 	if rep.Relaxed == 0 {
 		t.Errorf("no candidate was relaxed: the relax role was not exercised")
 	}
-	if stats.TotalKills() < pr.minKills {
-		t.Errorf("only %d kills, want at least %d: the campaign ran faster than the controller (raise the oracle delay)", stats.TotalKills(), pr.minKills)
+	if n := stats.TotalKills() + stats.TotalTerms(); n < pr.minKills {
+		t.Errorf("only %d stops (%d SIGKILLs, %d SIGTERMs), want at least %d: the campaign ran faster than the controller (raise the oracle delay)",
+			n, stats.TotalKills(), stats.TotalTerms(), pr.minKills)
+	}
+	if stats.TotalTerms() == 0 {
+		t.Errorf("no graceful stop")
+	}
+	if poison.Sent() == 0 {
+		t.Errorf("no poison was sent")
 	}
 	for kind := range counts {
 		if stats.Kills[kind] == 0 {
