@@ -4,22 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
-
-// errNotRecorded: the reflector has not recorded the evaluation yet; the
-// judge waits for it (bus.Later), so that it judges the evaluation that
-// was counted and no other.
-var errNotRecorded = errors.New("evaluation not recorded by the reflector yet")
-
-// notRecordedDelay is how soon an evaluation waiting for the reflector is
-// delivered again (the bus's backoff lengthens it).
-const notRecordedDelay = 200 * time.Millisecond
 
 // verify decides whether an evaluation is judged, trusting neither its
 // flags nor that it comes from an evaluator:
@@ -30,11 +20,14 @@ const notRecordedDelay = 200 * time.Millisecond
 //     permanent failure (a dead letter with both);
 //   - an evaluation that is not a stable (or outlying) feasible proposed
 //     candidate by its values is acknowledged unjudged (judge false);
-//   - the evaluation must be the one the reflector recorded for its
-//     candidate (the digest of its message), and the candidate one the
-//     proposer recorded: another evaluation of the candidate, or one of a
-//     candidate no proposer recorded, is a permanent failure; one not
-//     recorded yet waits.
+//   - an evaluation the reflector recorded must be the one it recorded
+//     for its candidate (the digest of its message): another evaluation
+//     of the candidate is a permanent failure; one not recorded yet must
+//     be of a candidate the proposer recorded, with the same content
+//     (else a permanent failure). It is judged at once rather than after
+//     the reflector: an ordered campaign's next generation reads the
+//     finds the judge appends, and a candidate gets one verdict whichever
+//     of its evaluations comes first.
 func (s *Service) verify(ctx context.Context, d *bus.Delivery, spec *messages.CampaignSpec, ev *messages.Evaluation) (judge bool, err error) {
 	re := evaluator.Rederive(spec, ev)
 	if re.Feasible != ev.Feasible || re.Stable != ev.Stable || re.HullOutlier != ev.HullOutlier || re.Novel != ev.Novel {
@@ -62,7 +55,7 @@ func (s *Service) verify(ctx context.Context, d *bus.Delivery, spec *messages.Ca
 	_, err = s.store.VerifyCandidate(ctx, &ev.Candidate)
 	switch {
 	case err == nil:
-		return false, bus.Later(errNotRecorded, notRecordedDelay)
+		return true, nil
 	case errors.Is(err, store.ErrForged), errors.Is(err, store.ErrClosed):
 		return false, bus.Permanent(err)
 	case errors.Is(err, store.ErrNotFound):
