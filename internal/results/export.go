@@ -20,7 +20,8 @@ import (
 )
 
 // WriteCSV writes one row per evaluation: id, formula, generation, island,
-// operator, the flags, score, e_above_hull, reasons, then one column per
+// operator, the flags, score, e_above_hull, the space group's number and
+// symbol (empty when the evaluation has none), reasons, then one column per
 // property any evaluation has, in name order (empty where it has none).
 func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 	props := map[string]bool{}
@@ -35,7 +36,7 @@ func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 	}
 	sort.Strings(names)
 	cw := csv.NewWriter(w)
-	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "reasons"}
+	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "space_group", "space_group_symbol", "reasons"}
 	if err := cw.Write(append(header, names...)); err != nil {
 		return err
 	}
@@ -45,13 +46,17 @@ func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 		if ev.EAboveHull != nil {
 			ehull = f(*ev.EAboveHull)
 		}
+		sgNumber, sgSymbol := "", ""
+		if g := ev.SpaceGroup; g != nil {
+			sgNumber, sgSymbol = strconv.Itoa(g.Number), g.Symbol
+		}
 		var reasons []string
 		for _, r := range ev.Reasons {
 			reasons = append(reasons, r.Code+": "+r.Detail)
 		}
 		row := []string{ev.ID, ev.Candidate.Formula, strconv.Itoa(ev.Candidate.Generation), strconv.Itoa(ev.Candidate.Island),
 			ev.Candidate.Operator, strconv.FormatBool(ev.Valid), strconv.FormatBool(ev.Feasible), strconv.FormatBool(ev.Stable),
-			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, strings.Join(reasons, "; ")}
+			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, sgNumber, sgSymbol, strings.Join(reasons, "; ")}
 		for _, n := range names {
 			if p, ok := ev.Properties[n]; ok {
 				row = append(row, f(p.Value))
