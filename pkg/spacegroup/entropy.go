@@ -38,7 +38,8 @@ func Entropy(numbers []int) float64 {
 
 // EntropyOfCounts is Entropy of a set given as the number of its structures
 // in each space group (by ITA number); groups outside 1–230 and counts
-// below 1 are ignored.
+// below 1 are ignored. The terms are summed in group order, so equal
+// counts give the same bits however the map was built.
 func EntropyOfCounts(count map[int]int) float64 {
 	n := 0
 	for g, c := range count {
@@ -47,8 +48,8 @@ func EntropyOfCounts(count map[int]int) float64 {
 		}
 	}
 	h := 0.0
-	for g, c := range count {
-		if g >= 1 && g <= 230 && c > 0 {
+	for g := 1; g <= 230; g++ {
+		if c := count[g]; c > 0 {
 			p := float64(c) / float64(n)
 			h -= p * math.Log(p)
 		}
