@@ -17,6 +17,7 @@ import (
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 // WriteCSV writes one row per evaluation: id, formula, generation, island,
@@ -88,9 +89,15 @@ type structureJSON struct {
 // Without, to w: CIF data blocks one after another, each after a
 // "# candidate ID" line; XYZ frames one after another (a trajectory ASE
 // reads), each with title="candidate ID"; or a JSON array of {id, formula,
-// structure} objects, structure being a pymatgen Structure dict. Nothing is
+// structure} objects, structure being a pymatgen Structure dict. With
+// symmetrize, a CIF is written in the standard setting of the structure's
+// space group at the default tolerance, the one its evaluation records
+// (crystal.WriteSymmetrizedCIF); other formats are refused. Nothing is
 // written for a structure that cannot be built, and the error names it.
-func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.Evaluation) error {
+func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.Evaluation, symmetrize bool) error {
+	if symmetrize && f != crystal.FormatCIF {
+		return fmt.Errorf("a symmetrised structure is written as CIF, not %s", f)
+	}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -115,7 +122,13 @@ func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.
 			continue
 		}
 		var buf bytes.Buffer
-		if err := crystal.WriteStructure(&buf, s, f, "candidate "+ev.ID); err != nil {
+		if symmetrize {
+			buf.WriteString("# candidate " + ev.ID + "\n")
+			err = crystal.WriteSymmetrizedCIF(&buf, s, spacegroup.Options{})
+		} else {
+			err = crystal.WriteStructure(&buf, s, f, "candidate "+ev.ID)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", ev.ID, err)
 		}
 		if dir != "" {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
+	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
@@ -31,5 +34,30 @@ func TestWriteCSVSpaceGroup(t *testing.T) {
 	}
 	if rows[1][num] != "225" || rows[1][sym] != "Fm-3m" || rows[2][num] != "" || rows[2][sym] != "" {
 		t.Errorf("space groups %q %q, %q %q", rows[1][num], rows[1][sym], rows[2][num], rows[2][sym])
+	}
+}
+
+// TestWriteStructuresSymmetrized: --symmetrize writes each structure's CIF
+// in its space group's standard setting, after its candidate line; it is
+// refused for another format.
+func TestWriteStructuresSymmetrized(t *testing.T) {
+	nacl := crystaltest.Build(t, "rocksalt", "NaCl")
+	evs := []*messages.Evaluation{{ID: "a", Candidate: messages.Candidate{Formula: "NaCl", Structure: messages.StructureOf(nacl)}}}
+	var buf bytes.Buffer
+	if err := WriteStructures(&buf, "", crystal.FormatCIF, evs, true); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"# candidate a\n", "_symmetry_Int_Tables_number   225"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	s, err := crystal.ParseCIF(buf.Bytes())
+	if err != nil || s.NumSites() != 8 {
+		t.Errorf("read back: %v, %v; want the 8 sites of the conventional cell", s, err)
+	}
+	if err := WriteStructures(&buf, "", crystal.FormatXYZ, evs, true); err == nil {
+		t.Error("a symmetrised XYZ was written")
 	}
 }
