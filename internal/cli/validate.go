@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -137,13 +135,7 @@ formula is invalid or unparsable.`,
 					bad++
 				}
 			}
-			var err error
-			if asJSON {
-				err = writeValidateJSON(cmd.OutOrStdout(), results)
-			} else {
-				err = writeValidateText(cmd.OutOrStdout(), results)
-			}
-			if err != nil {
+			if err := crystal.WriteFileValidations(cmd.OutOrStdout(), results, asJSON); err != nil {
 				return err
 			}
 			if bad > 0 {
@@ -164,72 +156,21 @@ formula is invalid or unparsable.`,
 	return cmd
 }
 
-func writeValidateJSON(w io.Writer, results []crystal.FileValidation) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, r := range results {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write %s: %w", r.File, err)
-		}
-	}
-	return nil
-}
-
-func writeValidateText(w io.Writer, results []crystal.FileValidation) error {
-	for i, r := range results {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := r.WriteText(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // runValidateFormulas judges every formula and writes one line each.
 func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
-	bad := 0
 	results := make([]crystal.FormulaVerdict, len(formulas))
+	bad := 0
 	for i, f := range formulas {
 		results[i] = crystal.JudgeFormula(f)
 		if !results[i].Valid {
 			bad++
 		}
 	}
-	var err error
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, r := range results {
-			if err = enc.Encode(r); err != nil {
-				return fmt.Errorf("write %s: %w", r.Formula, err)
-			}
-		}
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
-		for _, r := range results {
-			class := string(r.Class)
-			if class == "" {
-				class = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Formula, yesNo(r.Valid), class, r.Summary())
-		}
-		err = tw.Flush()
-	}
-	if err != nil {
+	if err := crystal.WriteFormulaVerdicts(w, results, asJSON); err != nil {
 		return err
 	}
 	if bad > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
 	}
 	return nil
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
