@@ -21,11 +21,13 @@ const secretsHelp = `
 Secrets are read from the environment only, never from flags (they would
 show in process lists): CRUCIBLE_NATS_PASSWORD, CRUCIBLE_NATS_TOKEN and
 CRUCIBLE_REDIS_PASSWORD, or a file named by the same variable with the
-suffix _FILE (CRUCIBLE_REDIS_PASSWORD_FILE=/run/secrets/redis). Every flag
+suffix _FILE (CRUCIBLE_REDIS_PASSWORD_FILE=/run/secrets/redis); a file
+named but unreadable is an error. Every flag
 can also be set by the CRUCIBLE_* variable shown in its help.
 
-Endpoints: /metrics (Prometheus), /healthz (alive), /readyz (NATS and Redis
-reachable). SIGTERM stops fetching work and lets in-flight work finish
+Endpoints, on 127.0.0.1:9090 unless --http says otherwise: /metrics
+(Prometheus), /healthz (alive), /readyz (NATS and Redis reachable; when
+not, it names which, the error goes to the log). SIGTERM stops fetching work and lets in-flight work finish
 within --drain-timeout.`
 
 // Main builds the cobra command of a service binary: flags for the shared
