@@ -70,8 +70,10 @@ type Stats struct {
 	// with the last log lines of each in CrashLogs.
 	Crashes   map[string]int
 	CrashLogs []string
-	// NATSRestarts and RedisRestarts count server restarts.
+	// NATSRestarts and RedisRestarts count server restarts; NATSKilled
+	// are the times the NATS server was killed.
 	NATSRestarts, RedisRestarts int
+	NATSKilled                  []time.Time
 }
 
 // TotalTerms is the number of service processes stopped with SIGTERM.
@@ -116,7 +118,7 @@ func (c *Controller) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := Stats{Kills: map[string]int{}, Terms: map[string]int{}, Crashes: map[string]int{}, CrashLogs: append([]string(nil), c.stats.CrashLogs...),
-		NATSRestarts: c.stats.NATSRestarts, RedisRestarts: c.stats.RedisRestarts}
+		NATSRestarts: c.stats.NATSRestarts, RedisRestarts: c.stats.RedisRestarts, NATSKilled: append([]time.Time(nil), c.stats.NATSKilled...)}
 	for k, v := range c.stats.Kills {
 		out.Kills[k] = v
 	}
@@ -309,6 +311,11 @@ func (c *Controller) restartServer(ctx context.Context, name string, srv server,
 	if err := srv.Kill(); err != nil {
 		c.logf("kill %s: %v", name, err)
 		return
+	}
+	if name == "nats" {
+		c.mu.Lock()
+		c.stats.NATSKilled = append(c.stats.NATSKilled, time.Now())
+		c.mu.Unlock()
 	}
 	dead := c.ServerDowntime + c.deadTime()
 	c.logf("SIGKILL %s-server; restart in %v", name, dead.Round(time.Millisecond))

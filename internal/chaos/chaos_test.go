@@ -274,8 +274,9 @@ func TestChaos(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	found, pv := poison.Check(letters)
-	t.Logf("poison: %d messages sent, %d dead letters of them, %d dead letters in all", poison.Sent(), found, len(letters))
+	found, lost, pv := poison.Check(letters, stats.NATSKilled)
+	t.Logf("poison: %d messages sent, %d dead letters of them, %d dead letters in all; %d published within %v before the NATS kill without dead letters (lost with the server)",
+		poison.Sent(), found, len(letters), lost, NATSLossWindow)
 	rep.Violations = append(rep.Violations, pv...)
 	t.Log(rep)
 	for _, l := range stats.CrashLogs {

@@ -25,9 +25,10 @@ type Poisoner struct {
 	Interval time.Duration
 	Logf     func(format string, args ...any)
 
-	mu   sync.Mutex
-	sent map[string]int // body → dead letters expected
-	n    int
+	mu     sync.Mutex
+	sent   map[string]int       // body → dead letters expected
+	sentAt map[string]time.Time // body → when its publication was acknowledged
+	n      int
 }
 
 // Run publishes until ctx ends.
@@ -51,9 +52,10 @@ func (p *Poisoner) Run(ctx context.Context) {
 		}
 		p.mu.Lock()
 		if p.sent == nil {
-			p.sent = map[string]int{}
+			p.sent, p.sentAt = map[string]int{}, map[string]time.Time{}
 		}
 		p.sent[string(data)] += letters
+		p.sentAt[string(data)] = time.Now()
 		p.mu.Unlock()
 	}
 }
@@ -105,11 +107,19 @@ func (p *Poisoner) Sent() int {
 	return n
 }
 
+// NATSLossWindow is how long before a SIGKILL of the NATS server a
+// message it acknowledged may be lost with it: NATS 2.9's file store
+// writes acknowledged messages to disk asynchronously.
+const NATSLossWindow = 2 * time.Second
+
 // Check compares the dead letters with the poison sent: every poison
 // message must have its dead letters, and no other message may have been
-// dead-lettered (a real message of the campaign lost). It returns the
-// number of poison messages' dead letters found and the violations.
-func (p *Poisoner) Check(letters []messages.DeadLetter) (found int, violations []string) {
+// dead-lettered (a real message of the campaign lost). A poison message
+// without dead letters that was published just before a SIGKILL of the
+// NATS server (natsKilled, within NATSLossWindow) may have been lost with
+// the server, and is counted in lost instead. It returns the number of
+// poison messages' dead letters found and the violations.
+func (p *Poisoner) Check(letters []messages.DeadLetter, natsKilled []time.Time) (found, lost int, violations []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	got := map[string]int{}
@@ -123,12 +133,27 @@ func (p *Poisoner) Check(letters []messages.DeadLetter) (found int, violations [
 	}
 	missing := 0
 	for body, want := range p.sent {
-		if got[body] != want {
+		switch n := got[body]; {
+		case n == want:
+		case n == 0 && nearKill(p.sentAt[body], natsKilled):
+			lost++
+		default:
 			missing++
 		}
 	}
 	if missing > 0 {
 		violations = append(violations, fmt.Sprintf("%d of %d poison messages lack their dead letters", missing, len(p.sent)))
 	}
-	return found, violations
+	return found, lost, violations
+}
+
+// nearKill reports whether t lies within NATSLossWindow before one of
+// the kills.
+func nearKill(t time.Time, kills []time.Time) bool {
+	for _, k := range kills {
+		if !t.After(k) && k.Sub(t) <= NATSLossWindow {
+			return true
+		}
+	}
+	return false
 }
