@@ -51,7 +51,7 @@ func (s *Service) verifyAll(ctx context.Context, cs []*messages.Candidate, errs 
 		case errors.Is(err, store.ErrForged), errors.Is(err, store.ErrClosed):
 			errs[i] = bus.Permanent(err)
 		case errors.Is(err, store.ErrNotFound):
-			errs[i] = bus.Permanent(fmt.Errorf("candidate %s: unknown campaign %s", c.ID, c.Campaign))
+			errs[i] = fmt.Errorf("candidate %s: %w", c.ID, s.specs.Missing(c.Campaign, err))
 		default:
 			errs[i] = err
 		}

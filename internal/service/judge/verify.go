@@ -59,7 +59,7 @@ func (s *Service) verify(ctx context.Context, d *bus.Delivery, spec *messages.Ca
 	case errors.Is(err, store.ErrForged), errors.Is(err, store.ErrClosed):
 		return false, bus.Permanent(err)
 	case errors.Is(err, store.ErrNotFound):
-		return false, bus.Permanent(fmt.Errorf("evaluation %s: unknown campaign %s", ev.ID, ev.Campaign))
+		return false, fmt.Errorf("evaluation %s: %w", ev.ID, s.specs.Missing(ev.Campaign, err))
 	}
 	return false, err
 }

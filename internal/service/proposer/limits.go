@@ -59,7 +59,7 @@ func (s *Service) verifyRequest(ctx context.Context, d *bus.Delivery, req *messa
 	case errors.Is(err, store.ErrForged), errors.Is(err, store.ErrClosed):
 		return bus.Permanent(err)
 	case errors.Is(err, store.ErrNotFound):
-		return bus.Permanent(fmt.Errorf("generation %d: unknown campaign %s", req.Generation, req.Campaign))
+		return fmt.Errorf("generation %d: %w", req.Generation, s.specs.Missing(req.Campaign, err))
 	}
 	return err
 }

@@ -57,7 +57,7 @@ func (s *Service) verifyAll(ctx context.Context, evs []*messages.Evaluation, err
 		case errors.Is(err, store.ErrForged):
 			errs[i] = bus.Permanent(err)
 		case errors.Is(err, store.ErrNotFound):
-			errs[i] = bus.Permanent(fmt.Errorf("evaluation %s: unknown campaign %s", c.ID, c.Campaign))
+			errs[i] = fmt.Errorf("evaluation %s: %w", c.ID, s.specs.Missing(c.Campaign, err))
 		default:
 			errs[i] = err
 		}

@@ -57,3 +57,24 @@ func (c *Cache) Get(ctx context.Context, campaign string) (*messages.CampaignSpe
 	c.mu.Unlock()
 	return spec, nil
 }
+
+// Known reports whether the cache holds the campaign's spec: the campaign
+// existed when this replica last looked. Its state missing from the store
+// then means the store lost it (restarted from an earlier state), an
+// outage to wait out, not an unknown campaign.
+func (c *Cache) Known(campaign string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.m[campaign]
+	return ok
+}
+
+// Missing is the failure for a campaign the store does not hold: an
+// outage when the campaign was known (Known), else a permanent failure
+// (the message names a campaign that does not exist).
+func (c *Cache) Missing(campaign string, err error) error {
+	if c.Known(campaign) {
+		return bus.Unavailable(fmt.Errorf("campaign %s, known before, is missing from the store: %w", campaign, err))
+	}
+	return bus.Permanent(fmt.Errorf("unknown campaign %s", campaign))
+}
