@@ -81,6 +81,10 @@ type Input struct {
 	EpisodeEvaluated int `json:"episode_evaluated"`
 	// Compositions are the campaign's per-composition statistics so far.
 	Compositions []discovery.CompositionStat `json:"compositions"`
+	// Log is the episode's chronological log of evaluations (MADE §4.1),
+	// possibly only its most recent; the rules do not read it, the LLM
+	// reflector shows it.
+	Log []Query `json:"log,omitempty"`
 	// Existing are the bank's experiences, from earlier episodes and
 	// campaigns of the same context.
 	Existing []Experience `json:"existing,omitempty"`
@@ -94,6 +98,21 @@ type Input struct {
 	Recent []string `json:"recent,omitempty"`
 	// Options tune the rules; the zero value is the default.
 	Options Options `json:"options,omitzero"`
+}
+
+// Query is one evaluation of an episode's log: the reduced composition,
+// its energy above hull (nil for an invalid candidate), and whether it
+// met every constraint (Hit), was stable, is in the reference data
+// (Known) or new (Novel).
+type Query struct {
+	Index      int      `json:"index"`
+	Formula    string   `json:"formula"`
+	EAboveHull *float64 `json:"e_above_hull,omitempty"`
+	Valid      bool     `json:"valid,omitempty"`
+	Hit        bool     `json:"hit,omitempty"`
+	Stable     bool     `json:"stable,omitempty"`
+	Known      bool     `json:"known,omitempty"`
+	Novel      bool     `json:"novel,omitempty"`
 }
 
 // Output is what the reflector learned.
