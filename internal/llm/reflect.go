@@ -69,10 +69,10 @@ Answer with one JSON object and nothing else:
 {"bullets":["…", "…", "…"],"directives":[{"kind":"cap_composition|exclude_element|avoid_system","formula":"…","element":"…","system":"A-B-C","limit":N,"reason":"…"}]}
 bullets: 3 to 5 concise, actionable lessons. directives: possibly none.`
 
-const memorySystem = MemoryMarker + `. Its experiences are lessons keyed by context: "comp:<reduced formula>", "elem:<element symbol>" or "sys:<elements sorted, joined by ->". After each episode you edit the bank with SciMem's operations:
+const memorySystem = MemoryMarker + `. Its experiences are lessons keyed by context: "elem:<element symbol>", "sys:<elements sorted, joined by ->", "fam:<anonymous formula>" (a composition family: one stoichiometry across chemical systems, "ABC3" for SrTiO3 and BaZrO3) or, for a composition no broader lesson covers, "comp:<reduced formula>". After each episode you edit the bank with SciMem's operations:
 - add: a new lesson (only with at least 3 queries of evidence behind it);
 - modify: rewrite a lesson the new evidence changes;
-- merge: replace several related lessons (compositions of one chemical system, say) by one ("from" lists them); prefer merge over add;
+- merge: replace several related lessons (compositions of one chemical system or one family, say) by one ("from" lists them); prefer merge over add;
 - delete: remove a lesson the new evidence contradicts.
 Keep lessons concise (at most 100 words), concrete (formulas, counts, energies) and never repeat another lesson's text. Edit only what the episode's evidence changes; no edits is a valid answer.
 

@@ -143,23 +143,45 @@ func TestMemoryEdits(t *testing.T) {
 			comps: []discovery.CompositionStat{
 				stat("ZnO", 4, 1, 2),
 			},
+			// Three families (AB2, A2B3, AB2C4) besides ZnO's (AB): no merge.
 			existing: []Experience{
-				lesson("comp:GaN", KindComposition, "GaN", 9, "c0"),
-				lesson("comp:AlN", KindComposition, "AlN", 1, "c0"),
-				lesson("comp:BN", KindComposition, "BN", 5, "c0"),
+				lesson("comp:SiO2", KindComposition, "SiO2", 9, "c0"),
+				lesson("comp:Al2O3", KindComposition, "Al2O3", 1, "c0"),
+				lesson("comp:MgAl2O4", KindComposition, "MgAl2O4", 5, "c0"),
 			},
 			opt:  Options{MaxLessons: 3},
-			want: []opSummary{{EditDelete, "comp:AlN", 0, ""}, {EditAdd, "comp:ZnO", 4, "c1"}},
+			want: []opSummary{{EditDelete, "comp:Al2O3", 0, ""}, {EditAdd, "comp:ZnO", 4, "c1"}},
 		},
 		{
 			name:  "bound: a new lesson below the others is not added",
 			comps: []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
 			existing: []Experience{
-				lesson("comp:GaN", KindComposition, "GaN", 9, "c0"),
-				lesson("comp:BN", KindComposition, "BN", 5, "c0"),
+				lesson("comp:SiO2", KindComposition, "SiO2", 9, "c0"),
+				lesson("comp:MgAl2O4", KindComposition, "MgAl2O4", 5, "c0"),
 			},
 			opt:  Options{MaxLessons: 2},
 			want: []opSummary{},
+		},
+		{
+			name:  "merge: one stoichiometry across systems into a family lesson",
+			comps: []discovery.CompositionStat{stat("ZnO", 4, 1, 2), stat("GaN", 3, 1, 1), stat("CaS", 5, 0, 0)},
+			// Support: every query of the campaign of the AB family.
+			want: []opSummary{{EditMerge, "fam:AB", 12, "c1"}},
+			text: map[string]string{"fam:AB": "AB compositions: 3 compositions, 12 queries, 3 hits, 2 stable in campaign c1. Productive (hits/stable/queries): GaN (1/1/3), ZnO (2/1/4). Unproductive, capped: CaS. Keep the AB stoichiometry"},
+		},
+		{
+			name:     "prefer merge over add: into the family's lesson",
+			comps:    []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
+			existing: []Experience{lesson("fam:AB", KindFamily, "AB compositions: 3 compositions, 10 queries, 2 hits, 1 stable in campaign c0.", 10, "c0")},
+			want:     []opSummary{{EditMerge, "fam:AB", 14, "c0,c1"}},
+			text:     map[string]string{"fam:AB": "Earlier: AB compositions: 3 compositions, 10 queries, 2 hits, 1 stable in campaign c0."},
+		},
+		{
+			name:  "merge: a system before a family",
+			comps: []discovery.CompositionStat{stat("Li3PO4", 3, 1, 1), stat("Li4P2O7", 2, 0, 1), stat("LiPO3", 4, 1, 2), stat("Na3VO4", 3, 1, 1), stat("K3AsO4", 3, 1, 1)},
+			// Li3PO4 goes into Li-O-P; Na3VO4 and K3AsO4 alone are too few
+			// for a family of their own (AB3C4).
+			want: []opSummary{{EditAdd, "comp:K3AsO4", 3, "c1"}, {EditAdd, "comp:Na3VO4", 3, "c1"}, {EditMerge, "sys:Li-O-P", 9, "c1"}},
 		},
 	}
 	for _, tc := range tests {

@@ -16,9 +16,11 @@
 // output, so a redelivered episode-end message reflects identically.
 //
 // Lessons follow SciMem (§3.2, App. E, Figs. 15–16): experiences keyed by
-// context — a composition ("comp:Li3PO4"), an element ("elem:Tl") or a
-// chemical system ("sys:Li-O-P") — edited by add, modify, merge and delete
-// operations, merging preferred over adding, and the bank kept small.
+// context — an element ("elem:Tl"), a chemical system ("sys:Li-O-P"), a
+// composition family ("fam:ABC3", one stoichiometry across systems) or,
+// while no broader lesson covers it, a composition ("comp:Li3PO4") —
+// edited by add, modify, merge and delete operations, merging preferred
+// over adding, and the bank kept small.
 // Reflect returns the operations, not the new bank; the caller applies
 // them to its store.
 package reflection
@@ -237,6 +239,7 @@ type comp struct {
 	discovery.CompositionStat
 	elements []string
 	system   string
+	family   string // the anonymous formula: "ABC3" for SrTiO3
 }
 
 func (c *comp) success() bool { return c.Hits > 0 || c.Stable > 0 }
@@ -292,6 +295,7 @@ func newReflection(in Input) *reflection {
 				}
 				sort.Strings(c.elements)
 				c.system = parsed.ChemicalSystem()
+				c.family = parsed.AnonymousFormula()
 			}
 			r.byF[s.Formula] = c
 			r.comps = append(r.comps, c)
@@ -371,6 +375,16 @@ func systemOf(formula string) string {
 		return ""
 	}
 	return c.ChemicalSystem()
+}
+
+// familyOf is a formula's composition family, its anonymous formula
+// ("ABC3" for SrTiO3 and BaZrO3), "" when it does not parse.
+func familyOf(formula string) string {
+	c, err := crystal.ParseFormula(formula)
+	if err != nil || c.IsEmpty() {
+		return ""
+	}
+	return c.AnonymousFormula()
 }
 
 // stats are the campaign's statistics at the end of the episode, over the
