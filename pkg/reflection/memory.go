@@ -432,10 +432,11 @@ func (r *reflection) familyText(f string, earlier []string) string {
 }
 
 // familyOutcome is productive when a composition of the family has a hit
-// in the campaign, unproductive when it has capped compositions, else
-// unknown.
+// in the campaign; unproductive when none has a hit or a stable candidate
+// and the family has capped compositions, or ExcludeAfter queries over at
+// least two compositions; else unknown.
 func (r *reflection) familyOutcome(f string) string {
-	capped := false
+	capped, stable, n, q := false, false, 0, 0
 	for _, c := range r.comps {
 		if c.family != f {
 			continue
@@ -444,8 +445,11 @@ func (r *reflection) familyOutcome(f string) string {
 			return OutcomeProductive
 		}
 		capped = capped || r.capped[c.Formula]
+		stable = stable || c.Stable > 0
+		n++
+		q += c.Queries
 	}
-	if capped {
+	if !stable && (capped || n >= 2 && q >= r.opt.ExcludeAfter) {
 		return OutcomeUnproductive
 	}
 	return ""
@@ -484,6 +488,27 @@ func (r *reflection) draftLessons() {
 	}
 	for _, a := range r.avoided {
 		add(SystemKey(a.System), KindSystem, r.systemText(a.System, nil), r.systemQueries(a.System))
+	}
+	// Families: one stoichiometry over several compositions gathers the
+	// evidence single compositions rarely do (a generator seldom repeats
+	// a composition).
+	counts := map[string]int{}
+	for _, c := range r.comps {
+		if c.family != "" {
+			counts[c.family]++
+		}
+	}
+	fams := make([]string, 0, len(counts))
+	for f, n := range counts {
+		if n >= 2 && r.familyQueries(f) >= r.opt.MinSupport {
+			fams = append(fams, f)
+		}
+	}
+	sort.Strings(fams)
+	for _, f := range fams {
+		if sign = r.familyOutcome(f); sign != "" {
+			add(FamilyKey(f), KindFamily, r.familyText(f, nil), r.familyQueries(f))
+		}
 	}
 }
 
