@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/console"
 )
 
@@ -30,7 +31,8 @@ structures, downloads (CSV, CIF, POSCAR, pymatgen JSON, extended XYZ), and
 the lifecycle buttons. The JSON API and the server-sent events it uses are
 described in docs/console.md.
 
-The console is read-only unless CRUCIBLE_CONSOLE_TOKEN is set: the lifecycle
+The console is read-only unless CRUCIBLE_CONSOLE_TOKEN (or a file named by
+CRUCIBLE_CONSOLE_TOKEN_FILE) holds a token: the lifecycle
 verbs (cancel, pause, resume, extend, delete) then need that token as
 "Authorization: Bearer TOKEN". It listens on 127.0.0.1 unless --addr says
 otherwise. Stop it with Ctrl-C.`,
@@ -48,7 +50,13 @@ otherwise. Stop it with Ctrl-C.`,
 				return err
 			}
 			defer func() { _ = log.Sync() }()
-			srv := &console.Server{Client: cl, Control: console.ReadOnly{}, Token: os.Getenv("CRUCIBLE_CONSOLE_TOKEN"), Log: log}
+			token := app.Secret("CRUCIBLE_CONSOLE_TOKEN")
+			if f := os.Getenv("CRUCIBLE_CONSOLE_TOKEN_FILE"); f != "" && token == "" {
+				if _, err := os.Stat(f); err != nil {
+					return fmt.Errorf("CRUCIBLE_CONSOLE_TOKEN_FILE: %w", err)
+				}
+			}
+			srv := &console.Server{Client: cl, Control: console.ReadOnly{}, Token: token, Log: log}
 			return srv.Serve(ctx, addr, func(a net.Addr) {
 				mode := "read-only (set CRUCIBLE_CONSOLE_TOKEN for the lifecycle verbs)"
 				if srv.Token != "" {
@@ -59,6 +67,10 @@ otherwise. Stop it with Ctrl-C.`,
 		},
 	}
 	conn.bind(cmd)
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	def := os.Getenv("CRUCIBLE_CONSOLE_ADDR")
+	if def == "" {
+		def = "127.0.0.1:8080"
+	}
+	cmd.Flags().StringVar(&addr, "addr", def, "address to listen on [CRUCIBLE_CONSOLE_ADDR]")
 	return cmd
 }

@@ -58,6 +58,8 @@ func (s *Server) Handler() http.Handler {
 		assets = Assets()
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.ready)
 	mux.HandleFunc("GET /api/info", s.info)
 	mux.HandleFunc("GET /api/campaigns", s.list)
 	mux.HandleFunc("GET /api/campaigns/{id}", s.detail)
@@ -103,6 +105,15 @@ func (s *Server) campaignID(w http.ResponseWriter, r *http.Request) (string, boo
 		return "", false
 	}
 	return id, true
+}
+
+// ready answers 200 when the store answers, 503 otherwise.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.Client.Store.Campaigns(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
 }
 
 func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
