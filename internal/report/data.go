@@ -43,9 +43,10 @@ type Data struct {
 	Objectives []messages.ParetoObjective `json:"objectives"`
 	// Points are the novel hits placed on the objectives; Front those
 	// no other dominates (discovery.ParetoFront).
-	Points      []discovery.Point `json:"points"`
-	Front       []discovery.Point `json:"front"`
-	Discoveries []Discovery       `json:"discoveries"`
+	Points []discovery.Point `json:"points"`
+	Front  []discovery.Point `json:"front"`
+	// Discoveries are in order of generation, then candidate id.
+	Discoveries []Discovery `json:"discoveries"`
 }
 
 // Discovery is one row of the discoveries table: an accepted verdict's
@@ -143,7 +144,10 @@ func Build(in Input) *Data {
 	for _, v := range in.Discoveries {
 		d.Discoveries = append(d.Discoveries, discoveryOf(v))
 	}
-	sort.SliceStable(d.Discoveries, func(i, j int) bool { return d.Discoveries[i].ID < d.Discoveries[j].ID })
+	sort.SliceStable(d.Discoveries, func(i, j int) bool {
+		a, b := d.Discoveries[i], d.Discoveries[j]
+		return a.Generation < b.Generation || a.Generation == b.Generation && a.ID < b.ID
+	})
 	d.Discovered = len(d.Discoveries)
 	return d
 }

@@ -145,6 +145,7 @@ async function showStructure(cand) {
     viewer.setStyle({}, { sphere: { scale: 0.35, colorscheme: 'Jmol' }, stick: { radius: 0.12, colorscheme: 'Jmol' } })
     viewer.addUnitCell(m, { box: { color: 'black' } })
     viewer.zoomTo()
+    viewer.zoom(0.8)
     viewer.render()
     el.dataset.loaded = '1'
   } catch (e) {
