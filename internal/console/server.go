@@ -118,7 +118,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
 	_, readOnly := s.Control.(ReadOnly)
-	writeJSON(w, http.StatusOK, map[string]any{"control": s.Token != "" && !readOnly, "token_required": true})
+	writeJSON(w, http.StatusOK, map[string]bool{"control": s.Token != "" && !readOnly})
 }
 
 // Campaign is a campaign of the list: its task, state, budget and counters.
