@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -230,3 +232,28 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.body.Write(b)
 }
 func (r *recorder) WriteHeader(code int) { r.code = code }
+
+// TestAssets: the embedded web application is whole — every file its page
+// loads is embedded (a rebuild of web/ committed without its dist, or
+// the reverse, fails here).
+func TestAssets(t *testing.T) {
+	assets := console.Assets()
+	page, err := fs.ReadFile(assets, "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := regexp.MustCompile(`(?:src|href)="\./(assets/[^"]+)"`).FindAllStringSubmatch(string(page), -1)
+	if len(refs) < 2 {
+		t.Fatalf("index.html loads %d assets, want its script and style:\n%s", len(refs), page)
+	}
+	for _, r := range refs {
+		data, err := fs.ReadFile(assets, r[1])
+		if err != nil || len(data) == 0 {
+			t.Errorf("index.html loads %s: %v", r[1], err)
+		}
+		// The structure viewer is loaded on demand by the script.
+		if strings.HasSuffix(r[1], ".js") && !regexp.MustCompile(`3Dmol-[\w-]+\.js`).Match(data) {
+			t.Errorf("%s does not load the 3Dmol.js chunk", r[1])
+		}
+	}
+}
