@@ -12,8 +12,8 @@ import (
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
-// ProgressInterval is how often the events endpoint reads the campaigns'
-// counters for progress events.
+// ProgressInterval is how often the console reads the campaigns'
+// counters for progress events (once for all the event streams open).
 const ProgressInterval = 500 * time.Millisecond
 
 // heartbeat keeps idle event streams open through proxies.
@@ -37,7 +37,8 @@ type event struct {
 
 // events streams server-sent events (text/event-stream) for every
 // campaign, or one with ?campaign=ID: "progress" (a Campaign, whenever its
-// counters or state change, read from the store), "status" (a status event
+// counters or state change, read from the store by the server's one
+// poller), "status" (a status event
 // of the CAMPAIGNS stream) and "discovery" (a Discovery, from the
 // DISCOVERIES stream), from the moment of connection on.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +90,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return event{"discovery", Discovery{Campaign: v.Campaign, ID: v.ID, Formula: v.Formula,
 			EAboveHull: v.Evaluation.EAboveHull, JudgedAt: v.JudgedAt.Format(time.RFC3339)}}, true
 	})
-	go s.progress(ctx, filter, send)
+	sub, unsubscribe := s.progressHub().subscribe(filter)
+	defer unsubscribe()
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -105,12 +107,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-beat.C:
 			fmt.Fprint(w, ": heartbeat\n\n")
-		case e := <-out:
-			data, err := json.Marshal(e.data)
-			if err != nil {
-				continue
+		case <-sub.notify:
+			for _, c := range sub.take() {
+				if !write(w, event{"progress", c}) {
+					return
+				}
 			}
-			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, data); err != nil {
+		case e := <-out:
+			if !write(w, e) {
 				return
 			}
 		}
@@ -118,31 +122,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// progress sends a progress event for each campaign (or the one of
-// filter) whose counters or state changed since the last look, the first
-// look included.
-func (s *Server) progress(ctx context.Context, filter string, send func(event)) {
-	last := map[string]string{}
-	t := time.NewTicker(ProgressInterval)
-	defer t.Stop()
-	for {
-		cs, err := s.campaigns(ctx)
-		if err == nil {
-			for _, c := range cs {
-				if filter != "*" && c.Campaign != filter {
-					continue
-				}
-				key := fmt.Sprintf("%s %+v %d", c.State, c.Counters, c.Budget)
-				if last[c.Campaign] != key {
-					last[c.Campaign] = key
-					send(event{"progress", c})
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// write writes one server-sent event; false when the connection failed.
+func write(w http.ResponseWriter, e event) bool {
+	data, err := json.Marshal(e.data)
+	if err != nil {
+		return true // nothing of ours fails to marshal; skip it if it did
 	}
+	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, data)
+	return err == nil
 }

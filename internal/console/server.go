@@ -35,8 +35,16 @@ type Server struct {
 	// Assets are the web application's files (Assets() by default).
 	Assets fs.FS
 
-	mu    sync.Mutex
-	cache map[string]cached
+	mu       sync.Mutex
+	cache    map[string]cached
+	hubOnce  sync.Once
+	progress *hub
+}
+
+// progressHub returns the server's progress poller.
+func (s *Server) progressHub() *hub {
+	s.hubOnce.Do(func() { s.progress = &hub{read: s.campaigns, period: ProgressInterval} })
+	return s.progress
 }
 
 // cached is a campaign's report data and the state it was built at.
