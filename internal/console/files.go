@@ -86,7 +86,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 				found = append(found, ev)
 			}
 		}
-		err, ext = results.WriteStructures(&buf, "", f, found), f.Extension()
+		err, ext = results.WriteStructures(&buf, "", f, found, false), f.Extension()
 	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)
