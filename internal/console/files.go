@@ -44,8 +44,10 @@ func (s *Server) evaluations(w http.ResponseWriter, r *http.Request) {
 
 // download answers ?format=csv (every evaluation, "crucible results
 // --format csv") or the discoveries' structures: cif (one data block
-// each), json (an array of pymatgen Structure dicts), xyz (one frame
-// each). POSCAR holds one structure: it is offered per structure.
+// each; with &symmetrize=1 in the standard setting of each one's space
+// group, as "crucible results --symmetrize"), json (an array of pymatgen
+// Structure dicts), xyz (one frame each). POSCAR holds one structure: it
+// is offered per structure.
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	id, ok := s.campaignID(w, r)
 	if !ok {
@@ -86,7 +88,12 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 				found = append(found, ev)
 			}
 		}
-		err, ext = results.WriteStructures(&buf, "", f, found, false), f.Extension()
+		symmetrize := r.URL.Query().Get("symmetrize") == "1"
+		if symmetrize && f != crystal.FormatCIF {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("symmetrize: only a CIF has a space-group setting (format cif)"))
+			return
+		}
+		err, ext = results.WriteStructures(&buf, "", f, found, symmetrize), f.Extension()
 	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err)

@@ -155,6 +155,10 @@ func TestAPI(t *testing.T) {
 		t.Errorf("CIF download: %d, %d data blocks for %d discoveries", code, strings.Count(body, "data_"), len(d.Discoveries))
 	}
 
+	if code, body := get(t, url+"/api/campaigns/"+id+"/download?format=cif&symmetrize=1"); code != 200 || strings.Count(body, "data_") != len(d.Discoveries) || !strings.Contains(body, "_space_group_name_Hall") {
+		t.Errorf("symmetrized CIF download: %d %.300s", code, body)
+	}
+
 	// Bad input: a clear error, with the status that says whose fault.
 	for _, c := range []struct {
 		path string
@@ -165,6 +169,7 @@ func TestAPI(t *testing.T) {
 		{"/api/campaigns/Bad!Id", 400, "campaign"},
 		{"/api/campaigns/" + id + "/download?format=pdf", 400, "unknown structure format"},
 		{"/api/campaigns/" + id + "/download?format=poscar", 400, "one structure"},
+		{"/api/campaigns/" + id + "/download?format=xyz&symmetrize=1", 400, "only a CIF"},
 		{"/api/campaigns/" + id + "/structures/" + id + "-g999-c0", 404, "no evaluated candidate"},
 		{"/api/campaigns/" + id + "/plots/pie.svg", 404, "no plot"},
 		{"/api/campaigns/" + id + "/evaluations?limit=-1", 400, "limit"},

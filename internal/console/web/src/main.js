@@ -96,7 +96,7 @@ function renderCampaign() {
     </div>
     <h2>Discoveries</h2>
     <p class="downloads">Download: <a href="${base}/download?format=csv">evaluations CSV</a>
-      <a href="${base}/download?format=cif">discoveries CIF</a><a href="${base}/download?format=json">pymatgen JSON</a>
+      <a href="${base}/download?format=cif">discoveries CIF</a><a href="${base}/download?format=cif&symmetrize=1">CIF (standard setting)</a><a href="${base}/download?format=json">pymatgen JSON</a>
       <a href="${base}/download?format=xyz">extended XYZ</a></p>
     <div class="split"><div id="discoveries-box">${discoveryRows(d)}</div>
       <div id="structure-view" class="card"><p class="muted">Select a discovery to see its structure.</p></div></div>`
