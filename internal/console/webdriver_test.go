@@ -71,7 +71,7 @@ func startBrowser(t *testing.T) *browser {
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
 		"browserName": "chrome",
 		"goog:chromeOptions": map[string]any{"binary": chromium, "args": []string{
-			"--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1360,1000",
+			"--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1360,1150",
 			"--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--ignore-gpu-blocklist",
 		}},
 	}}}

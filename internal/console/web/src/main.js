@@ -144,6 +144,7 @@ async function showStructure(cand) {
     const m = viewer.addModel(cif, 'cif', { doAssembly: true, duplicateAssemblyAtoms: true, normalizeAssembly: true })
     viewer.setStyle({}, { sphere: { scale: 0.35, colorscheme: 'Jmol' }, stick: { radius: 0.12, colorscheme: 'Jmol' } })
     viewer.addUnitCell(m, { box: { color: 'black' } })
+    viewer.resize()
     viewer.zoomTo()
     viewer.zoom(0.8)
     viewer.render()
