@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/crucible-sci/crucible/internal/llm"
+	"github.com/crucible-sci/crucible/internal/service/judge"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/service/reflector"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -93,6 +94,9 @@ func WithData(opts Options, data string, baseline bool, spec *messages.CampaignS
 		return opts, Data{}, err
 	}
 	opts.Oracle = ev
+	if opts.Judge.Debate, err = judge.DebateData(db); err != nil {
+		return opts, Data{}, err
+	}
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		po := wire.ProposerOptions{Baseline: baseline, Provided: provided}
 		if client != nil && spec.Generator.Kind == messages.GeneratorLLM {

@@ -185,7 +185,7 @@ func Run(ctx context.Context, c *Case, o Options) (*Transcript, error) {
 			d.Judge = o.Judge.Name()
 		}
 	}
-	d.Verdict, d.Confidence = ruling.Verdict, ruling.Confidence
+	d.Verdict, d.Confidence, d.Reasons = ruling.Verdict, ruling.Confidence, ruling.Reasons
 	d.Report = report(c, d, ruling, results)
 	return tr, nil
 }
@@ -197,27 +197,16 @@ func (tr *Transcript) add(u Usage) {
 	tr.Exchanges = append(tr.Exchanges, u.Exchanges...)
 }
 
-// Reasons are the short reasons of a debate's verdict: its opposing
-// roles' first evidence, or what it needs.
+// Reasons are the short reasons of a debate's verdict other than
+// discovery (none for a discovery).
 func (tr *Transcript) Reasons() []string {
-	d := &tr.Debate
-	if d.Verdict == messages.DebateDiscovery || len(d.Rounds) == 0 {
+	if tr.Debate.Verdict == messages.DebateDiscovery {
 		return nil
 	}
-	var out []string
-	for _, p := range d.Rounds[len(d.Rounds)-1].Positions {
-		want := messages.PositionOppose
-		if d.Verdict != messages.DebateReject {
-			want = messages.PositionUncertain
-		}
-		if p.Position == want && len(p.Evidence) > 0 {
-			out = append(out, p.Role+": "+p.Evidence[0])
-		}
+	if len(tr.Debate.Reasons) == 0 {
+		return []string{tr.Debate.Verdict}
 	}
-	if len(out) == 0 {
-		out = append(out, d.Verdict+": "+d.Report.Rationale)
-	}
-	return out
+	return tr.Debate.Reasons
 }
 
 // Agreement is a round's agreement score: the confidence-weighted share

@@ -200,7 +200,9 @@ func TestRunDiscoveryReport(t *testing.T) {
 }
 
 func TestAgreement(t *testing.T) {
-	pos := func(p string, c float64) messages.RolePosition { return messages.RolePosition{Position: p, Confidence: c} }
+	pos := func(p string, c float64) messages.RolePosition {
+		return messages.RolePosition{Position: p, Confidence: c}
+	}
 	for _, tt := range []struct {
 		ps   []messages.RolePosition
 		want float64

@@ -238,4 +238,3 @@ var toolCampaignHistory = Tool{
 		return rep, nil
 	},
 }
-

@@ -66,10 +66,12 @@ type Debate struct {
 	Rounds []DebateRound `json:"rounds"`
 	// Converged: the debate stopped because the agreement settled, not at
 	// its round limit.
-	Converged  bool         `json:"converged"`
-	Verdict    string       `json:"verdict"`
-	Confidence float64      `json:"confidence"`
-	Report     DebateReport `json:"report"`
+	Converged  bool    `json:"converged"`
+	Verdict    string  `json:"verdict"`
+	Confidence float64 `json:"confidence"`
+	// Reasons are the short reasons of a verdict other than discovery.
+	Reasons []string     `json:"reasons,omitempty"`
+	Report  DebateReport `json:"report"`
 	// Judge is who consolidated the report: "rules" or "llm:<model>";
 	// JudgeFallback says why a model judge fell back to the rules.
 	Judge         string `json:"judge"`
