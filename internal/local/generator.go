@@ -12,6 +12,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/service/reflector"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/debate"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/oracle"
 )
@@ -23,8 +24,8 @@ import (
 func LLMClient(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
 	models := LLMModels(spec)
 	if len(models) == 0 {
-		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM {
-			return nil, errors.New("--generator llm and --reflector llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
+		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM || spec.Judge.Debate == messages.DebateLLM {
+			return nil, errors.New("--generator llm, --reflector llm and --debate llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
 		}
 		return nil, nil
 	}
@@ -54,6 +55,22 @@ func LLMModels(spec *messages.CampaignSpec) []string {
 			out = append(out, m)
 		}
 	}
+	if spec.Judge.Debate == messages.DebateLLM {
+		for _, m := range append([]string{spec.Judge.Model, spec.Generator.Model}, sortedValues(spec.Judge.RoleModels)...) {
+			if m != "" && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -96,6 +113,11 @@ func WithData(opts Options, data string, baseline bool, spec *messages.CampaignS
 	opts.Oracle = ev
 	if opts.Judge.Debate, err = judge.DebateData(db); err != nil {
 		return opts, Data{}, err
+	}
+	if client != nil && spec.Judge.Debate == messages.DebateLLM {
+		opts.Judge.Debate.Agents = func(s *store.Store, spec *messages.CampaignSpec) (map[string]debate.Agent, debate.Judge) {
+			return llm.DebateAgents(client, s, spec)
+		}
 	}
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		po := wire.ProposerOptions{Baseline: baseline, Provided: provided}

@@ -25,7 +25,7 @@ type DebateConfig struct {
 	Reference *reference.DB
 	// Agents builds the LLM roles and judge of a campaign with debate llm;
 	// nil debates such campaigns offline and says so.
-	Agents func(spec *messages.CampaignSpec) (map[string]debate.Agent, debate.Judge)
+	Agents func(s *store.Store, spec *messages.CampaignSpec) (map[string]debate.Agent, debate.Judge)
 	// Workers bounds the debates running at once (default 4).
 	Workers int
 	// Transcripts bounds the transcripts kept per campaign
@@ -121,6 +121,9 @@ func (s *Service) debated(ctx context.Context, spec *messages.CampaignSpec, ev *
 		if doc, err = s.store.SaveTranscript(ctx, ev.Campaign, ev.ID, data, s.cfg.Debate.Transcripts); err != nil {
 			return v, err
 		}
+		if err := s.publishExchanges(ctx, ev, tr); err != nil {
+			return v, err
+		}
 	}
 	var tr debate.Transcript
 	if err := json.Unmarshal(doc, &tr); err != nil {
@@ -156,7 +159,7 @@ func (s *Service) runDebate(ctx context.Context, spec *messages.CampaignSpec, ev
 		if s.cfg.Debate.Agents == nil {
 			note = "no LLM endpoint is configured for the judge: debated offline"
 		} else {
-			o.Agents, o.Judge = s.cfg.Debate.Agents(spec)
+			o.Agents, o.Judge = s.cfg.Debate.Agents(s.store, spec)
 		}
 	}
 	start := time.Now()
@@ -182,4 +185,23 @@ func DebateData(db *reference.DB) (DebateConfig, error) {
 		return DebateConfig{}, fmt.Errorf("judge: reference hulls: %w", err)
 	}
 	return DebateConfig{Hulls: hulls, Reference: db}, nil
+}
+
+// publishExchanges publishes a debate's LLM exchanges to the campaign's
+// prompt audit (kind debate). Their ids are the hit's and the exchange's
+// index, so the exchanges of a debate run again after a crash replace
+// none of the first run's that were published.
+func (s *Service) publishExchanges(ctx context.Context, ev *messages.Evaluation, tr *debate.Transcript) error {
+	for i, ex := range tr.Exchanges {
+		p := &messages.Prompt{Schema: messages.SchemaVersion, Campaign: ev.Campaign, Kind: messages.PromptDebate, Candidate: ev.ID,
+			Role: ex.Role, Attempt: 1, Index: i, Model: ex.Model, Temperature: 0.2, Format: "text", User: ex.Prompt, Answer: ex.Answer,
+			Outcome: messages.PromptAnswered, Requests: 1, PromptTokens: ex.PromptTokens, CompletionTokens: ex.CompletionTokens, At: time.Now().UTC()}
+		if ex.Error != "" {
+			p.Outcome, p.Error = messages.PromptFailed, ex.Error
+		}
+		if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectPrompts, ev.Campaign), p); err != nil {
+			return fmt.Errorf("debate %s: prompt audit: %w", ev.ID, err)
+		}
+	}
+	return nil
 }

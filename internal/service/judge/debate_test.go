@@ -149,7 +149,7 @@ func TestJudgeKilledMidDebate(t *testing.T) {
 
 	entered := make(chan struct{}, 1)
 	busA := h.connect("judge-a")
-	a := New(busA, h.store, zap.NewNop(), Config{Debate: DebateConfig{Agents: func(*messages.CampaignSpec) (map[string]debate.Agent, debate.Judge) {
+	a := New(busA, h.store, zap.NewNop(), Config{Debate: DebateConfig{Agents: func(*store.Store, *messages.CampaignSpec) (map[string]debate.Agent, debate.Judge) {
 		return map[string]debate.Agent{messages.RoleSynthesis: stuckAgent{entered}}, nil
 	}}})
 	ctxA, cancelA := context.WithCancel(ctx)
