@@ -96,6 +96,9 @@ type Options struct {
 
 // Transcript is a debate and its LLM exchanges.
 type Transcript struct {
+	Campaign  string          `json:"campaign"`
+	Candidate string          `json:"candidate"`
+	Formula   string          `json:"formula"`
 	Debate    messages.Debate `json:"debate"`
 	Exchanges []Exchange      `json:"exchanges,omitempty"`
 }
@@ -117,7 +120,7 @@ func Run(ctx context.Context, c *Case, o Options) (*Transcript, error) {
 	}
 	box := NewToolbox(c)
 	roles := Roles()
-	tr := &Transcript{Debate: messages.Debate{TranscriptID: o.TranscriptID, Mode: ModeOffline, Judge: "rules"}}
+	tr := &Transcript{Campaign: c.Evaluation.Campaign, Candidate: c.Evaluation.ID, Formula: c.Evaluation.Candidate.Formula, Debate: messages.Debate{TranscriptID: o.TranscriptID, Mode: ModeOffline, Judge: "rules"}}
 	d := &tr.Debate
 	if len(o.Agents) > 0 || o.Judge != nil {
 		d.Mode = ModeLLM

@@ -220,8 +220,8 @@ func nextCalculation(c *Case, r Ruling, h HullReport, hullOK bool, s Sensitivity
 	if hullOK && h.EAboveHull != nil && len(h.Decomposition) > 0 {
 		competing = fmt.Sprintf("; competing phases %s, E_hull %.0f meV/atom against them", phaseList(h.Decomposition), *h.EAboveHull*1000)
 	}
-	if sensOK && len(s.Phases) > 0 {
-		competing += fmt.Sprintf(" (%.0f meV/atom without %s)", s.Phases[0].EAboveHullW*1000, s.Phases[0].Formula)
+	if sensOK && hullOK && h.EAboveHull != nil && math.Abs(s.ReferenceEAboveHull-*h.EAboveHull) > 0.005 {
+		competing += fmt.Sprintf(" (%.0f meV/atom against the reference phases alone)", s.ReferenceEAboveHull*1000)
 	}
 	var props []string
 	for _, x := range m.Margins {
