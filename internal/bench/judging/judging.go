@@ -69,10 +69,10 @@ type Result struct {
 	Reasons  map[string]int
 	// Flagged counts the set's hits under each credibility measure and
 	// Accepted those of them the judge accepted.
-	Flagged, Accepted map[string]int
-	Rounds, Calls, Tokens  float64 // means per debate
-	PerSecond, PerSecondW  float64
-	Workers                int
+	Flagged, Accepted     map[string]int
+	Rounds, Calls, Tokens float64 // means per debate
+	PerSecond, PerSecondW float64
+	Workers               int
 }
 
 // Measures of credibility.
