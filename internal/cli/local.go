@@ -123,11 +123,13 @@ campaign, shows its progress and writes its results to DIR:
   evaluations.jsonl      one evaluation per line, with its candidate id
   seeds.jsonl            the evaluated seed materials
   discoveries.jsonl      the judge's accepted discoveries, with evidence
+                         and their debate (crucible debate --from DIR)
   discoveries/<id>.cif   their structures
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator or reflector llm: every prompt sent and
-                         its answer, by kind (propose, reflect, memory)
+                         its answer, by kind (propose, reflect, memory,
+                         debate)
   summary.json           LLEMA's rates over generated and over evaluated
                          candidates, MADE's n_stable, audc, sde and
                          learning_slope, the Pareto front, counters, …
