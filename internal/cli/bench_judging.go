@@ -7,9 +7,6 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bench/judging"
 	"github.com/crucible-sci/crucible/internal/service/judge"
-	"github.com/crucible-sci/crucible/internal/wire"
-	"github.com/crucible-sci/crucible/pkg/datadir"
-	"github.com/crucible-sci/crucible/pkg/debate"
 )
 
 func init() { registerBench(newBenchJudgingCmd) }
@@ -25,19 +22,7 @@ func newBenchJudgingCmd() *cobra.Command {
 		Long:  judging.Description,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := datadir.Dir()
-			if err != nil {
-				return err
-			}
-			db, err := wire.Reference(dir)
-			if err != nil {
-				return err
-			}
-			dc, err := judge.DebateData(db)
-			if err != nil {
-				return err
-			}
-			o.Dirs, o.Sources = args, debate.Sources{Hulls: dc.Hulls, Reference: dc.Reference}
+			o.Dirs = args
 			if ids != "" {
 				f, err := os.Create(ids)
 				if err != nil {
@@ -46,15 +31,11 @@ func newBenchJudgingCmd() *cobra.Command {
 				defer f.Close()
 				o.IDs = f
 			}
-			rs, err := judging.Run(cmd.Context(), o)
+			hits, rs, err := judging.Run(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			hits, err := judging.Load(args, o.PerRun)
-			if err != nil {
-				return err
-			}
-			return judging.Write(cmd.OutOrStdout(), len(hits), rs)
+			return judging.Write(cmd.OutOrStdout(), hits, rs)
 		},
 	}
 	f := cmd.Flags()

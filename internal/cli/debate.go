@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,28 +39,21 @@ debate and, in llm mode, its exchanges with the models) as JSON.`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
-			var tr debate.Transcript
-			var formula, id string
+			tr := &debate.Transcript{}
 			switch {
 			case from != "":
 				if len(args) > 1 {
 					return &exitError{code: 2, err: errors.New("with --from DIR give at most a candidate")}
 				}
-				vs, err := results.ReadVerdicts(from)
+				t, lines, err := results.LocalDebate(from, strings.Join(args, ""))
 				if err != nil {
 					return err
 				}
-				if len(args) == 0 {
-					for _, v := range vs {
-						fmt.Fprintln(w, results.DebateLine(v))
-					}
-					return nil
-				}
-				v, err := results.DebateOf(vs, args[0])
-				if err != nil {
+				if t == nil {
+					_, err := fmt.Fprintln(w, strings.Join(lines, "\n"))
 					return err
 				}
-				tr.Debate, formula, id = *v.Debate, v.Formula, v.ID
+				tr = t
 			case len(args) == 2:
 				if err := messages.ValidateCampaignID(args[0]); err != nil {
 					return &exitError{code: 2, err: err}
@@ -77,19 +71,18 @@ debate and, in llm mode, its exchanges with the models) as JSON.`,
 				if err != nil {
 					return err
 				}
-				if err := json.Unmarshal(doc, &tr); err != nil {
+				if err := json.Unmarshal(doc, tr); err != nil {
 					return fmt.Errorf("transcript of %s: %w", args[1], err)
 				}
-				formula, id = tr.Formula, args[1]
 			default:
 				return &exitError{code: 2, err: errors.New("give CAMPAIGN CANDIDATE, or --from DIR with a crucible local result")}
 			}
 			if asJSON {
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
-				return enc.Encode(&tr)
+				return enc.Encode(tr)
 			}
-			_, err := fmt.Fprint(w, debate.Text(&tr.Debate, formula, id))
+			_, err := fmt.Fprint(w, debate.Text(&tr.Debate, tr.Formula, tr.Candidate))
 			return err
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/crucible-sci/crucible/pkg/debate"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -72,4 +73,26 @@ func DebateLine(v *messages.Verdict) string {
 	}
 	d := v.Debate
 	return fmt.Sprintf("%s  %-12s  %-17s  confidence %.2f  %d round(s)", v.ID, v.Formula, d.Verdict, d.Confidence, len(d.Rounds))
+}
+
+// LocalDebate reads a local run's output folder: the transcript of a
+// candidate's debate (its verdict's debate, without LLM exchanges), or
+// with id "" one DebateLine per verdict.
+func LocalDebate(dir, id string) (*debate.Transcript, []string, error) {
+	vs, err := ReadVerdicts(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if id == "" {
+		lines := make([]string, len(vs))
+		for i, v := range vs {
+			lines[i] = DebateLine(v)
+		}
+		return nil, lines, nil
+	}
+	v, err := DebateOf(vs, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &debate.Transcript{Campaign: v.Campaign, Candidate: v.ID, Formula: v.Formula, Debate: *v.Debate}, nil, nil
 }

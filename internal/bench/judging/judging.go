@@ -22,8 +22,11 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/llm/llmtest"
+	"github.com/crucible-sci/crucible/internal/service/judge"
+	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/debate"
-	"github.com/crucible-sci/crucible/pkg/judge"
+	pjudge "github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -49,7 +52,8 @@ type Options struct {
 	PerRun  int
 	Workers int
 	FakeLLM bool
-	// Sources are the debate tools' reference data.
+	// Sources are the debate tools' reference data; without hulls they
+	// are read from the data directory.
 	Sources debate.Sources
 	// IDs, when set, receives the set's ids, one "dir id" a line.
 	IDs io.Writer
@@ -109,7 +113,7 @@ func flags(spec *messages.CampaignSpec, ev *messages.Evaluation) []string {
 		if c := ev.EAboveHullCalibrated; c != nil && c.Q68 > 0 {
 			sigma = c.Q68
 		} else if fe, ok := ev.Properties["formation_energy_per_atom"]; ok {
-			sigma = judge.Sigma("formation_energy_per_atom", fe, ev)
+			sigma = pjudge.Sigma("formation_energy_per_atom", fe, ev)
 		}
 		if *ev.EAboveHull > spec.StabilityThreshold-spec.ConfidenceK*sigma {
 			out = append(out, MeasureMargin)
@@ -176,17 +180,37 @@ type judgement struct {
 	tokens  int
 }
 
-// Run judges the set with each judge.
-func Run(ctx context.Context, o Options) ([]Result, error) {
+// Run judges the set with each judge; it returns the set's size.
+func Run(ctx context.Context, o Options) (int, []Result, error) {
+	rs, n, err := run(ctx, o)
+	return n, rs, err
+}
+
+func run(ctx context.Context, o Options) ([]Result, int, error) {
 	if o.Workers < 1 {
 		o.Workers = 4
 	}
 	hits, err := Load(o.Dirs, o.PerRun)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(hits) == 0 {
-		return nil, fmt.Errorf("no stable hits in %v", o.Dirs)
+		return nil, 0, fmt.Errorf("no stable hits in %v", o.Dirs)
+	}
+	if o.Sources.Hulls == nil {
+		dir, err := datadir.Dir()
+		if err != nil {
+			return nil, 0, err
+		}
+		db, err := wire.Reference(dir)
+		if err != nil {
+			return nil, 0, err
+		}
+		dc, err := judge.DebateData(db)
+		if err != nil {
+			return nil, 0, err
+		}
+		o.Sources.Hulls, o.Sources.Reference = dc.Hulls, dc.Reference
 	}
 	if o.IDs != nil {
 		for _, h := range hits {
@@ -195,7 +219,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	}
 	now := time.Now()
 	rules := func(_ context.Context, h Hit) (judgement, error) {
-		v := judge.Judge(h.Spec, h.Ev, judge.Options{}, now)
+		v := pjudge.Judge(h.Spec, h.Ev, pjudge.Options{}, now)
 		j := judgement{verdict: "rejected"}
 		if v.Accepted {
 			j.verdict = "accepted"
@@ -236,7 +260,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		defer srv.Close()
 		client, err := llm.NewClient(llm.Config{BaseURL: srv.URL, Model: "fake-debater", Concurrency: 64})
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		judges = append(judges, struct {
 			name string
@@ -252,13 +276,13 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		js := make([]judgement, len(hits))
 		for i, h := range hits {
 			if js[i], err = jd.f(ctx, h); err != nil {
-				return nil, fmt.Errorf("%s on %s: %w", jd.name, h.Ev.ID, err)
+				return nil, 0, fmt.Errorf("%s on %s: %w", jd.name, h.Ev.ID, err)
 			}
 		}
 		r.PerSecond = float64(len(hits)) / time.Since(start).Seconds()
 		r.PerSecondW, err = parallel(ctx, hits, o.Workers, jd.f)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for i, j := range js {
 			r.Verdicts[j.verdict]++
@@ -278,7 +302,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, len(hits), nil
 }
 
 // parallel judges the set with n workers and returns judgements per
