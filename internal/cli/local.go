@@ -38,7 +38,10 @@ type campaignFlags struct {
 	generator, model, oracle     string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	maxLLMTokens                 int
 	reflector, reflectorModel    string
+	debate                       string
+	maxDebates                   int
 	// ordered and seededID: see messages.CampaignSpec.Ordered and
 	// messages.SpecSource.SeededID (local sets them).
 	ordered, seededID bool
@@ -61,9 +64,12 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
+	fl.IntVar(&f.maxLLMTokens, "max-llm-tokens", 0, "LLM tokens (prompt and completion) the campaign may spend on every kind of exchange (default: no bound)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
 	fl.StringVar(&f.reflector, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
 	fl.StringVar(&f.reflectorModel, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
+	fl.StringVar(&f.debate, "debate", "", "offline (default), llm or off: how the judge debates stable hits (docs/debate.md)")
+	fl.IntVar(&f.maxDebates, "max-debates", 0, "hits debated at most; the rest are judged by the rule checks (default: the budget)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
@@ -78,8 +84,9 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
 			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
-			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
+			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls, MaxLLMTokens: f.maxLLMTokens},
 			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
+			Judge:     messages.JudgeSpec{Debate: f.debate, MaxDebates: f.maxDebates},
 		},
 		SeededID: f.seededID,
 	})
@@ -118,11 +125,13 @@ campaign, shows its progress and writes its results to DIR:
   evaluations.jsonl      one evaluation per line, with its candidate id
   seeds.jsonl            the evaluated seed materials
   discoveries.jsonl      the judge's accepted discoveries, with evidence
+                         and their debate (crucible debate --from DIR)
   discoveries/<id>.cif   their structures
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator or reflector llm: every prompt sent and
-                         its answer, by kind (propose, reflect, memory)
+                         its answer, by kind (propose, reflect, memory,
+                         debate)
   summary.json           LLEMA's rates over generated and over evaluated
                          candidates, MADE's n_stable, audc, sde and
                          learning_slope, the Pareto front, counters, …
