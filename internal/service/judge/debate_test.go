@@ -156,6 +156,7 @@ func TestJudgeKilledMidDebate(t *testing.T) {
 	doneA := make(chan error, 1)
 	go func() { doneA <- a.Run(ctxA) }()
 
+	recordEvaluations(t, h.store, ev)
 	if err := h.admin.Publish(ctx, messages.Subject(messages.SubjectEvaluations, ev.Campaign), ev); err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,7 @@ func TestLLMDebateEndToEnd(t *testing.T) {
 	mixture.ID, mixture.Candidate.ID = "sse-1-g3-c2", "sse-1-g3-c2"
 	mixture.Novel = false
 	mixture.Novelty = &messages.Novelty{Class: messages.NoveltyOrderedMixture, EndMembers: map[string]float64{"Li4P2O7": 0.72, "LiPO3": 0.28}}
+	recordEvaluations(t, h.store, ev, &mixture)
 	for _, e := range []*messages.Evaluation{ev, &mixture} {
 		if err := h.admin.Publish(ctx, messages.Subject(messages.SubjectEvaluations, e.Campaign), e); err != nil {
 			t.Fatal(err)
