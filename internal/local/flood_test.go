@@ -10,6 +10,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -29,7 +30,12 @@ func TestFloodOfUnknownCampaigns(t *testing.T) {
 		requests   = 500
 		campaigns  = 20 // the flood names this many unknown campaigns
 	)
-	st := start(t, local.Options{})
+	// The oracle costs 40 ms a candidate (a sleep, as a slower surrogate
+	// or a remote oracle would): the campaign runs at a few dozen
+	// evaluations a second, and what the test measures is whether the
+	// flood holds up its pipeline, not how the flood's own handling
+	// shares two CPU cores with an oracle that takes none.
+	st := start(t, local.Options{Evaluator: evaluator.Config{Delay: 40 * time.Millisecond}})
 	ctx := context.Background()
 	run := func(id string) *local.Result {
 		t.Helper()
