@@ -174,11 +174,15 @@ func TestSecureInstallation(t *testing.T) {
 	// back from the server as an asynchronous permissions violation.
 	refused := map[string][]string{
 		"proposer":  {"pub crucible.evaluations.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator", "pub $JS.API.STREAM.DELETE.CANDIDATES"},
-		"evaluator": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub crucible.propose.x", "pub $JS.API.STREAM.CREATE.X", "pub $JS.API.CONSUMER.CREATE.EVALUATIONS.x", "pub $JS.API.CONSUMER.MSG.NEXT.EVALUATIONS.judge", "pub $JS.ACK.EVALUATIONS.judge.1.1.1.1.0", "sub crucible.>"},
+		"evaluator": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub crucible.propose.x", "pub $JS.API.STREAM.CREATE.X", "pub $JS.API.CONSUMER.CREATE.EVALUATIONS.x", "pub $JS.API.CONSUMER.MSG.NEXT.EVALUATIONS.judge", "pub $JS.ACK.EVALUATIONS.judge.1.1.1.1.0", "sub crucible.>",
+			"sub _INBOX.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.x"},
 		"reflector": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator"},
 		"judge":     {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.STREAM.PURGE.DISCOVERIES"},
 		"client": {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator",
-			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>"},
+			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>",
+			// Replies to the services (the structures they pull) are on
+			// their own inbox prefixes.
+			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.>", "sub _INBOX_reflector.>", "sub >"},
 	}
 	for user, actions := range refused {
 		errs := make(chan error, 16)
