@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 )
@@ -51,12 +52,16 @@ func TestSecureInstallation(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := map[string]string{}
-	for _, u := range append(natsUsers, "redis") {
+	var redisUsers []string
+	for _, u := range store.ACLUsers() {
+		redisUsers = append(redisUsers, "redis-"+u.Name)
+	}
+	for _, u := range append(append(natsUsers, "redis"), redisUsers...) {
 		pw[u] = password(t)
 		if err := os.WriteFile(filepath.Join(secrets, u), []byte(pw[u]+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if u != "redis" {
+		if !strings.HasPrefix(u, "redis") {
 			// What the StatefulSet gives the server from crucible-nats-users.
 			t.Setenv("NATS_"+strings.ToUpper(u)+"_PASSWORD", pw[u])
 		}
@@ -92,6 +97,15 @@ func TestSecureInstallation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(redisSrv.Close)
+	// Each service and the client log in to Redis as its own ACL user
+	// (store.ACLUsers, the deployment's users.acl); miniredis has no ACL
+	// users, so without redis-server everyone uses the default user.
+	redisACL := !redisSrv.Embedded()
+	if redisACL {
+		setRedisUsers(t, redisSrv.URL(), certs.ca, pw)
+	} else {
+		t.Log("no redis-server here: skipping the Redis ACL users (miniredis cannot enforce them)")
+	}
 
 	bin := testsrv.Binaries(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -100,12 +114,17 @@ func TestSecureInstallation(t *testing.T) {
 		e := []string{
 			"CRUCIBLE_NATS_URL=" + natsSrv.URL(), "CRUCIBLE_NATS_TLS_CA=" + certs.ca,
 			"CRUCIBLE_NATS_USER=" + user, "CRUCIBLE_NATS_PASSWORD_FILE=" + filepath.Join(secrets, user),
-			"CRUCIBLE_REDIS_URL=" + redisSrv.URL(), "CRUCIBLE_REDIS_PASSWORD_FILE=" + filepath.Join(secrets, "redis"),
+			"CRUCIBLE_REDIS_URL=" + redisSrv.URL(),
 			"CRUCIBLE_DATA=" + data, "CRUCIBLE_HTTP_ADDR=127.0.0.1:0", "CRUCIBLE_PROVISIONED=true",
 			"CRUCIBLE_NAMESPACE=", // auth.conf names the subjects of an installation without one
 		}
 		if redisTLS {
 			e = append(e, "CRUCIBLE_REDIS_TLS_CA="+certs.ca)
+		}
+		if _, ok := pw["redis-"+user]; ok && redisACL {
+			e = append(e, "CRUCIBLE_REDIS_USER="+user, "CRUCIBLE_REDIS_PASSWORD_FILE="+filepath.Join(secrets, "redis-"+user))
+		} else {
+			e = append(e, "CRUCIBLE_REDIS_PASSWORD_FILE="+filepath.Join(secrets, "redis"))
 		}
 		return e
 	}
@@ -215,6 +234,10 @@ func TestSecureInstallation(t *testing.T) {
 			}
 		}
 		nc.Close()
+	}
+
+	if redisACL {
+		checkRedisRefusals(t, ctx, redisSrv.URL(), certs.ca, pw, campaign)
 	}
 
 	// No password in any log.
