@@ -192,7 +192,7 @@ func TestSecureInstallation(t *testing.T) {
 	// What each user must not do. A refused publish or subscription comes
 	// back from the server as an asynchronous permissions violation.
 	refused := map[string][]string{
-		"proposer":  {"pub crucible.evaluations.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator", "pub $JS.API.STREAM.DELETE.CANDIDATES"},
+		"proposer": {"pub crucible.evaluations.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator", "pub $JS.API.STREAM.DELETE.CANDIDATES"},
 		"evaluator": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub crucible.propose.x", "pub $JS.API.STREAM.CREATE.X", "pub $JS.API.CONSUMER.CREATE.EVALUATIONS.x", "pub $JS.API.CONSUMER.MSG.NEXT.EVALUATIONS.judge", "pub $JS.ACK.EVALUATIONS.judge.1.1.1.1.0", "sub crucible.>",
 			"sub _INBOX.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.x"},
 		"reflector": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator"},
