@@ -3,13 +3,16 @@ package deploy
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crucible-sci/crucible/internal/proc"
 	"github.com/crucible-sci/crucible/internal/store"
 )
 
@@ -114,5 +117,71 @@ func TestRedisACLFile(t *testing.T) {
 	}
 	if string(got) != want {
 		t.Errorf("%s is not store.ACLFile(\"crucible:\"); regenerate it with CRUCIBLE_UPDATE_ACL=1 go test ./deploy -run TestRedisACLFile\ngot:\n%s\nwant:\n%s", file, got, want)
+	}
+}
+
+// TestRedisACLFileLoads runs the Redis init container's script of the
+// Kubernetes manifests on this machine: it writes the ACL file from the
+// ConfigMap's users.acl and one password file per user, a real
+// redis-server loads it, and every user logs in with its own password and
+// with no other.
+func TestRedisACLFileLoads(t *testing.T) {
+	bin := proc.RedisServerBinary()
+	if bin == "" {
+		t.Skip("no redis-server on this machine: the ACL file needs a real Redis (miniredis has no ACL file)")
+	}
+	r := render(t, filepath.Join("k8s", "base"))
+	ss := r.statefulSet("redis")
+	if ss == nil || len(ss.Spec.Template.Spec.InitContainers) != 1 {
+		t.Fatal("no Redis init container")
+	}
+	script := ss.Spec.Template.Spec.InitContainers[0].Command[2]
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users")
+	if err := os.Mkdir(users, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pw := map[string]string{}
+	for _, u := range append([]string{"default"}, redisUserNames()...) {
+		pw[u] = password(t)
+		if err := os.WriteFile(filepath.Join(users, u), []byte(pw[u]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "template.acl"), []byte(r.configMap("redis-config").Data["users.acl"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "users.acl")
+	script = strings.NewReplacer("/users/", users+"/", "/etc/redis/users.acl", filepath.Join(dir, "template.acl"), "/run/redis/users.acl", out).Replace(script)
+	if b, err := exec.Command("/bin/sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("init script: %v\n%s", err, b)
+	}
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &proc.Process{Name: "redis-server", Path: bin, Args: []string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--aclfile", out, "--logfile", filepath.Join(dir, "redis.log")}}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Kill() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if err := proc.WaitTCP(addr, 15*time.Second); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+		t.Fatalf("redis-server with the ACL file: %v\n%s", err, log)
+	}
+	ctx := context.Background()
+	for user, p := range pw {
+		for _, try := range []struct {
+			pass string
+			ok   bool
+		}{{p, true}, {pw["client"] + "x", false}} {
+			rdb := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: try.pass, MaxRetries: -1})
+			err := rdb.Ping(ctx).Err()
+			rdb.Close()
+			if (err == nil) != try.ok {
+				t.Errorf("user %s, right password %v: ping %v", user, try.ok, err)
+			}
+		}
 	}
 }
