@@ -240,6 +240,14 @@ func TestSecureInstallation(t *testing.T) {
 		checkRedisRefusals(t, ctx, redisSrv.URL(), certs.ca, pw, campaign)
 	}
 
+	// No service met a refusal of its own work (a best-effort write that
+	// fails only logs).
+	for _, p := range procs {
+		if body, err := os.ReadFile(p.Log); err == nil && strings.Contains(string(body), "NOPERM") {
+			t.Errorf("%s was refused a Redis command:\n%s", p.Name, p.Tail(10))
+		}
+	}
+
 	// No password in any log.
 	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
 	if err != nil {
