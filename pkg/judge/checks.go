@@ -197,7 +197,7 @@ func metalText(pv messages.PropertyValue) string {
 	return fmt.Sprintf(" (P(metal) = %.3g)", *pv.MetalProbability)
 }
 
-func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float64) outcome {
+func checkThermodynamics(ev *messages.Evaluation, threshold, fallback, k float64) outcome {
 	if ev.EAboveHull == nil {
 		return fail(CheckThermodynamics, "no energy above hull: the oracle could not place the candidate on a convex hull", "no energy above hull")
 	}
@@ -206,6 +206,11 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float
 		return fail(CheckThermodynamics, fmt.Sprintf("energy above hull %v is not a number", e), "no energy above hull")
 	}
 	phases := competingPhases(ev.Decomposition)
+	suspicious, calibrated := OutlierBound(ev.EAboveHullCalibrated, fallback)
+	boundText := "the calibrated 95 % error of the energy above hull"
+	if !calibrated {
+		boundText = "the default bound: no calibration of the energy above hull"
+	}
 	var hullText string
 	if ev.HullEnergy != nil {
 		hullText = fmt.Sprintf("; hull energy at its composition %.4g eV/atom", *ev.HullEnergy)
@@ -231,11 +236,11 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float
 	case e < -suspicious:
 		why := ""
 		if sigma > 0 {
-			why = fmt.Sprintf(", %.4g × the formation-energy MAE of %.4g eV/atom", -e/sigma, sigma)
+			why = fmt.Sprintf(", %.4g × the formation energy's error of %.4g eV/atom", -e/sigma, sigma)
 		}
 		return fail(CheckThermodynamics,
-			fmt.Sprintf("E_hull = %.4g eV/atom (%s) lies %.4g eV/atom below the hull of %s%s: more than %.4g eV/atom below the known ground states%s, more likely a surrogate error than a new ground state",
-				e, src, -e, phases, hullText, suspicious, why),
+			fmt.Sprintf("E_hull = %.4g eV/atom (%s) lies %.4g eV/atom below the hull of %s%s: more than %.4g eV/atom (%s) below the known ground states%s, more likely a surrogate error than a new ground state",
+				e, src, -e, phases, hullText, suspicious, boundText, why),
 			fmt.Sprintf("suspiciously far below the hull: E_hull %.4g < -%.4g eV/atom", e, suspicious))
 	}
 	var where string

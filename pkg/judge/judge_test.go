@@ -175,7 +175,27 @@ func TestJudge(t *testing.T) {
 				ev.EAboveHull = ptr(-0.2)
 			},
 			failed: []string{CheckThermodynamics},
-			detail: [2]string{CheckThermodynamics, "more than 0.15 eV/atom below the known ground states, 5.128 × the formation-energy MAE of 0.039 eV/atom"},
+			detail: [2]string{CheckThermodynamics, "more than 0.15 eV/atom (the default bound: no calibration of the energy above hull) below the known ground states, 5.128 × the formation energy's error of 0.039 eV/atom"},
+		},
+		{
+			// The calibrated 95 % error replaces the default bound: 0.2
+			// below the hull is within it (and clears the threshold by
+			// k σ).
+			name: "below the hull within the calibrated 95 % error",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.EAboveHull = ptr(-0.2)
+				ev.EAboveHullCalibrated = &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+			},
+			detail: [2]string{CheckThermodynamics, "0.2 eV/atom below the hull of the known phases"},
+		},
+		{
+			name: "beyond the calibrated 95 % error",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.EAboveHull = ptr(-0.7)
+				ev.EAboveHullCalibrated = &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+			},
+			failed: []string{CheckThermodynamics},
+			detail: [2]string{CheckThermodynamics, "more than 0.63 eV/atom (the calibrated 95 % error of the energy above hull) below the known ground states"},
 		},
 		{
 			name: "suspicion disabled",

@@ -111,11 +111,16 @@ type Evaluation struct {
 	// keeps structural duplicates of earlier candidates out.
 	Novel bool `json:"novel"`
 	// HullOutlier: valid, and EAboveHull lies further below the hull of
-	// the known phases than the screen's error allows (more than the
-	// judge's suspicious-below-hull distance): a likely surrogate error,
+	// the known phases than HullOutlierBound: a likely surrogate error,
 	// not stable, never a reference phase of the campaign's hull. The
 	// judge reports it in a verdict.
 	HullOutlier bool `json:"hull_outlier,omitempty"`
+	// HullOutlierBound (eV/atom, positive) is how far below the hull
+	// EAboveHull may lie before it is a HullOutlier: the 95 % quantile of
+	// EAboveHullCalibrated, else the default of pkg/judge
+	// (DefaultSuspiciousBelowHull), with an uncalibrated_hull_bound
+	// warning when EAboveHull is negative. Absent without EAboveHull.
+	HullOutlierBound float64 `json:"hull_outlier_bound,omitempty"`
 	// Tier is the oracle tier whose numbers the evaluation carries:
 	// TierScreen or TierRelax ("" from evaluators that predate tiers).
 	Tier string `json:"tier,omitempty"`
@@ -240,6 +245,9 @@ func (e *Evaluation) Validate() error {
 	}
 	if e.Stable && e.HullOutlier {
 		return invalid("evaluation.hull_outlier", "a hull outlier is not stable")
+	}
+	if b := e.HullOutlierBound; b < 0 || math.IsNaN(b) {
+		return invalid("evaluation.hull_outlier_bound", "%v: a distance below the hull is not negative", b)
 	}
 	if n := e.Novelty; n != nil && !slices.Contains(NoveltyClasses, n.Class) {
 		return invalid("evaluation.novelty.class", "%q is none of %v", n.Class, NoveltyClasses)

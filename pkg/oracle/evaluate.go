@@ -331,9 +331,16 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[name] = v
 		}
 	}
-	o.completeOwn(res, req)
+	// The metal rule first, so that a model taking the band gap sees a
+	// metal's gap of 0 (outside a dielectric constant's domain); the
+	// calibration before the estimate of piezo_max_dij, so that the
+	// calibrated errors of its inputs propagate into it.
 	MetalRule(res.Properties)
+	o.completeOwn(res, req)
 	calibrate(res.Properties, o.opts.Calibration)
+	if wants(req)[DerivedDij] && !o.external(DerivedDij) {
+		o.estimateDij(res)
+	}
 	if req.Hull {
 		comp := req.Structure.Composition()
 		st, hr, warn := o.stability(comp, res.Formula, res.Properties, req.Extra, useReference)

@@ -92,6 +92,47 @@ func TestScore(t *testing.T) {
 	}
 }
 
+// TestScoreHullOutlierBound: the hull-outlier bound is the calibrated 95 %
+// error of the energy above hull; without a calibration it is the judge's
+// default, and an evaluation below the hull says so.
+func TestScoreHullOutlierBound(t *testing.T) {
+	sp := spec(t, task.Task{Name: "t", Constraints: []task.Constraint{task.AtLeast("band_gap", 2.5)}})
+	cal := &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+	for _, tc := range []struct {
+		name       string
+		e          float64
+		cal        *messages.Calibrated
+		outlier    bool
+		bound      float64
+		uncalWarns bool
+	}{
+		{"calibrated, within the 95 % error", -0.4, cal, false, 0.63, false},
+		{"calibrated, beyond it", -0.7, cal, true, 0.63, false},
+		{"default bound", -0.4, nil, true, 0.15, true},
+		{"default bound, within it", -0.1, nil, false, 0.15, true},
+		{"default bound above the hull: no warning", 0.05, nil, false, 0.15, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := Outcome{Valid: true, EAboveHull: f(tc.e), EAboveHullCalibrated: tc.cal,
+				Properties: map[string]messages.PropertyValue{"band_gap": {Value: 4, Source: "cgcnn", Uncertainty: 0.388}}}
+			ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "NaCl"}, &out)
+			if ev.HullOutlier != tc.outlier || ev.HullOutlierBound != tc.bound {
+				t.Errorf("outlier %v bound %v, want %v %v", ev.HullOutlier, ev.HullOutlierBound, tc.outlier, tc.bound)
+			}
+			if ev.HullOutlier && ev.Stable {
+				t.Error("a hull outlier counted stable")
+			}
+			warned := false
+			for _, w := range ev.Warnings {
+				warned = warned || w.Code == ReasonUncalibratedHullBound
+			}
+			if warned != tc.uncalWarns {
+				t.Errorf("uncalibrated-bound warning %v, want %v (%+v)", warned, tc.uncalWarns, ev.Warnings)
+			}
+		})
+	}
+}
+
 // TestScoreMetalRule: a band-gap constraint is met only by a structure the
 // metal classifier calls non-metallic, even one a metal's gap of 0 would
 // satisfy.
