@@ -117,6 +117,9 @@ type Set struct {
 	// Surrogates are the sets Crucible's own surrogates were measured
 	// on (MeasureOwn), by property.
 	Surrogates map[string]OwnSet `json:"surrogates,omitempty"`
+	// Relaxed are the compounds the relax tier was measured on
+	// (MeasureRelax), sorted.
+	Relaxed []string `json:"relaxed,omitempty"`
 }
 
 // Calibration is a measurement of the oracle's error, per tier and

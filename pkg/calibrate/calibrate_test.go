@@ -242,3 +242,35 @@ func TestMeasureOwnOutOfSample(t *testing.T) {
 		t.Errorf("%d compounds: in-sample log10 MAE %.3g, held-out %.3g; want held-out larger", n, in/float64(max(n, 1)), out/float64(max(n, 1)))
 	}
 }
+
+// TestMeasureRelax: the relax tier is measured on a few compounds, the
+// energy above hull taking the formation energy's errors.
+func TestMeasureRelax(t *testing.T) {
+	if testing.Short() {
+		t.Skip("relaxes structures")
+	}
+	dir := testbed.DataDir(t)
+	o, err := oracle.Open(dir, oracle.Options{SurrogateOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := oracle.OpenRelaxer(dir, oracle.RelaxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Calibration{Schema: Schema, Tiers: map[string]Tier{}, Models: map[string]string{}}
+	if err := MeasureRelax(context.Background(), o, r, o.Reference(), c, RelaxOptions{Compounds: 3, Seed: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	tier := c.Tiers[TierRelax]
+	ef, eh := tier.Properties["formation_energy_per_atom"], tier.Properties["e_above_hull"]
+	if ef.N == 0 || ef.N+ef.Excluded["not_relaxed"] != 3 || len(c.Set.Relaxed) != ef.N || !(ef.Q95 >= ef.Q68) {
+		t.Errorf("relax tier formation energy %+v, set %v", ef, c.Set.Relaxed)
+	}
+	if eh.Derived != "formation_energy_per_atom" || eh.Q95 != ef.Q95 {
+		t.Errorf("relax tier e_above_hull %+v", eh)
+	}
+	if tier.Uncalibrated["dielectric_constant"] == "" {
+		t.Error("the own surrogates are not said to be unmeasured in the relax tier")
+	}
+}

@@ -72,7 +72,8 @@ type Calibrated struct {
 
 // calibrate gives the surrogate values of props their calibrated errors:
 // Uncertainty becomes Q68 (a metal's band gap of 0 keeps none). A CGCNN
-// value takes the errors as measured; an own surrogate's value
+// value, or the relax tier's M3GNet formation energy, takes the errors as
+// measured; an own surrogate's value
 // (SourceSurrogate), whose errors are measured in log10 of the property,
 // takes them scaled to its value to first order, as the models' own
 // uncertainty is (surrogate.Model.Predict): δv = ln 10 · v · δlog10 v.
@@ -83,7 +84,7 @@ func calibrate(props map[string]Value, cal map[string]Calibrated) {
 			continue
 		}
 		switch {
-		case v.Source == SourceCGCNN && !c.Log10:
+		case (v.Source == SourceCGCNN || v.Source == SourceM3GNet) && !c.Log10:
 		case v.Source == SourceSurrogate && c.Log10:
 			f := math.Ln10 * math.Abs(v.Value)
 			c = Calibrated{Tier: c.Tier, MAE: f * c.MAE, Bias: f * c.Bias, Q68: f * c.Q68, Q95: f * c.Q95}
