@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/oracle"
 	"github.com/crucible-sci/crucible/pkg/surrogate"
@@ -42,7 +43,9 @@ const OwnFolds = 5
 // it (surrogate.NewHeldOut, OwnFolds grouped folds), and its error is out
 // of sample as a candidate's is. A model that takes the band gap gets the
 // one the oracle gives the built structure (surrogates alone, metal rule
-// applied). The errors are in log10 of the property, as the models
+// applied). A composition-only model (conductivity) is measured on the
+// data set's formulas whether or not they can be built: no structure
+// enters its prediction. The errors are in log10 of the property, as the models
 // predict it (Stats.Log10); the reference is the data set's value of the
 // formula (the median over its entries). models are the surrogates in
 // use, dataDir their data directory; opts.PerProperty and opts.Seed pick
@@ -82,31 +85,52 @@ func MeasureOwn(ctx context.Context, surrogates *oracle.Oracle, models []*surrog
 			if n == opts.PerProperty {
 				break
 			}
+			fm, ref, _ := h.For(f)
+			if compositionOnly(m) {
+				// No structure enters the prediction: every formula of the
+				// data set is a candidate-like input, buildable or not.
+				items = append(items, item{model: i, formula: f, fold: fm, ref: ref})
+				n++
+				continue
+			}
 			s, ok := evolve.BuildKnown(f)
 			if !ok {
 				continue
 			}
-			fm, ref, _ := h.For(f)
 			items = append(items, item{model: i, formula: f, seed: s, fold: fm, ref: ref})
 			n++
 		}
 	}
-	reqs := make([]oracle.Request, len(items))
-	for i, it := range items {
-		reqs[i] = oracle.Request{Structure: it.seed.Structure}
+	// The oracle's band gap of each built structure, for the models that
+	// take one.
+	var reqs []oracle.Request
+	for _, it := range items {
+		if it.seed.Structure != nil {
+			reqs = append(reqs, oracle.Request{Structure: it.seed.Structure})
+		}
 	}
-	results, err := surrogates.Evaluate(ctx, reqs)
+	predicted, err := surrogates.Evaluate(ctx, reqs)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	errs := make([][]float64, len(models))
 	excluded := make([]map[string]int, len(models))
 	formulas := make([][]string, len(models))
-	for i, it := range items {
-		st := it.seed.Structure
-		in := surrogate.Input{Structure: st, Composition: st.Composition(), Properties: map[string]float64{}}
-		if gap, ok := results[i].Properties["band_gap"]; ok {
-			in.Properties["band_gap"] = gap.Value
+	next := 0
+	for _, it := range items {
+		in := surrogate.Input{Properties: map[string]float64{}}
+		if st := it.seed.Structure; st != nil {
+			in.Structure, in.Composition = st, st.Composition()
+			if gap, ok := predicted[next].Properties["band_gap"]; ok {
+				in.Properties["band_gap"] = gap.Value
+			}
+			next++
+		} else {
+			comp, err := crystal.ParseFormula(it.formula)
+			if err != nil {
+				return fmt.Errorf("calibrate %s: %w", it.fold.Property, err)
+			}
+			in.Composition = comp
 		}
 		v, u, err := it.fold.Predict(in)
 		switch {
@@ -145,6 +169,13 @@ func MeasureOwn(ctx context.Context, surrogates *oracle.Oracle, models []*surrog
 	}
 	c.Tiers[TierScreen] = screen
 	return nil
+}
+
+// compositionOnly reports whether a model predicts from the composition
+// alone (no structure, no band gap), so that how a structure is built
+// cannot change its prediction.
+func compositionOnly(m *surrogate.Model) bool {
+	return !m.NeedsStructure() && len(m.Inputs) == 0
 }
 
 // OwnSet is the set an own surrogate was calibrated on.
