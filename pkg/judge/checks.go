@@ -320,6 +320,42 @@ func ConfidenceMargin(c task.Constraint, v float64) float64 {
 	return math.NaN()
 }
 
+// CalibratedMargin is the margin of a value v from the constraint's bounds
+// and the standard error it is to be measured in. For a value whose error
+// was calibrated in log10 of the property (cal.Log10Q68 > 0: Crucible's
+// own surrogates, whose errors are factors — 8 for a conductivity) both
+// are in decades: the margin of log10 v from log10 of the bounds, and σ
+// the calibrated 68 % quantile in decades, so that "v is k σ inside its
+// bounds" means v·10^(∓kσ) lies inside them, the model's own 68 %
+// interval (surrogate.Model.Interval); a first-order σ = ln 10 · v · q
+// of a factor-8 error would put every value within 1σ of zero. A bound
+// at or below zero is no bound for a positive value. Otherwise (or for
+// v ≤ 0) the margin is ConfidenceMargin and σ is sigma, and log is false.
+func CalibratedMargin(c task.Constraint, v float64, cal *messages.Calibrated, sigma float64) (d, s float64, log bool) {
+	if cal == nil || !(cal.Log10Q68 > 0) || !(v > 0) {
+		return ConfidenceMargin(c, v), sigma, false
+	}
+	l, u := c.Bounds()
+	lo, hi := math.Inf(1), math.Inf(1)
+	if c.Kind == task.Lower || c.Kind == task.Interval {
+		if l > 0 {
+			lo = math.Log10(v) - math.Log10(l)
+		}
+	}
+	if c.Kind == task.Upper || c.Kind == task.Interval {
+		if u > 0 {
+			hi = math.Log10(u) - math.Log10(v)
+		} else {
+			hi = math.Inf(-1)
+		}
+	}
+	switch c.Kind {
+	case task.Lower, task.Upper, task.Interval:
+		return math.Min(lo, hi), cal.Log10Q68, true
+	}
+	return math.NaN(), cal.Log10Q68, true
+}
+
 // atLeast reports d ≥ want, counting values equal to within a relative
 // 1e-9 as equal, so that a margin of exactly K·σ passes whatever the
 // rounding of v − l (0.3 − 0.1 is 0.19999999999999998 in binary).
@@ -369,12 +405,14 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 			weak = append(weak, c.Property+" has no value")
 			continue
 		}
-		d := ConfidenceMargin(c, pv.Value)
+		d, sigma, decades := CalibratedMargin(c, pv.Value, pv.Calibrated, uncertainty(c.Property, pv, ev))
 		unit := ""
 		if pv.Unit != "" {
 			unit = " " + pv.Unit
 		}
-		sigma := uncertainty(c.Property, pv, ev)
+		if decades {
+			unit = " decades"
+		}
 		head := fmt.Sprintf("%s = %.4g%s [%s]", c.Property, pv.Value, unit, pv.Source)
 		switch {
 		case math.IsNaN(d):

@@ -627,3 +627,33 @@ func TestJudgeCalibratedStability(t *testing.T) {
 		t.Errorf("rejected: %q", v.Reasons)
 	}
 }
+
+// TestCalibratedMargin: a value calibrated in log10 of the property is
+// measured against its bounds in decades, so a factor-8 error still lets
+// a value well inside a wide band clear it; other values keep the linear
+// margin.
+func TestCalibratedMargin(t *testing.T) {
+	logCal := &messages.Calibrated{Tier: "screen", Q68: 2.1 * 500, Log10Q68: 0.919}
+	band := task.Between("conductivity", 50, 5000)
+	for _, tc := range []struct {
+		name    string
+		c       task.Constraint
+		v       float64
+		cal     *messages.Calibrated
+		d, s    float64
+		decades bool
+	}{
+		{"log, inside the band", band, 500, logCal, 1, 0.919, true},
+		{"log, near the lower bound", band, 100, logCal, math.Log10(2), 0.919, true},
+		{"log, lower bound", task.AtLeast("conductivity", 10), 1000, logCal, 2, 0.919, true},
+		{"log, upper bound", task.AtMost("conductivity", 10), 1, logCal, 1, 0.919, true},
+		{"log, non-positive lower bound", task.AtLeast("conductivity", 0), 1, logCal, math.Inf(1), 0.919, true},
+		{"linear without a log calibration", band, 500, &messages.Calibrated{Q68: 30}, 450, 7, false},
+		{"linear for a non-positive value", band, 0, logCal, -50, 7, false},
+	} {
+		d, s, decades := CalibratedMargin(tc.c, tc.v, tc.cal, 7)
+		if math.Abs(d-tc.d) > 1e-12 && !(math.IsInf(d, 1) && math.IsInf(tc.d, 1)) || s != tc.s || decades != tc.decades {
+			t.Errorf("%s: margin %v σ %v decades %v, want %v %v %v", tc.name, d, s, decades, tc.d, tc.s, tc.decades)
+		}
+	}
+}

@@ -46,6 +46,12 @@ type Calibrated struct {
 	Bias float64 `json:"bias"`
 	Q68  float64 `json:"q68"`
 	Q95  float64 `json:"q95"`
+	// Log10Q68, for a value whose error was measured in log10 of the
+	// property (Crucible's own surrogates), is that 68 % quantile in
+	// decades; the other figures are scaled to the value (ln 10 · value ·
+	// error), and the screen and the judge measure its margins in decades
+	// (judge.CalibratedMargin).
+	Log10Q68 float64 `json:"log10_q68,omitempty"`
 }
 
 // Margin is one constraint's signed, clipped margin Φ (LLEMA App. B.2).

@@ -68,6 +68,9 @@ type Calibrated struct {
 	// (decades), as Crucible's own surrogates predict it; a value carries
 	// them scaled to it (see calibrate), without the mark.
 	Log10 bool `json:"log10,omitempty"`
+	// Log10Q68, on a value that took a Log10 calibration, is its Q68 in
+	// decades (the other figures being scaled to the value).
+	Log10Q68 float64 `json:"log10_q68,omitempty"`
 }
 
 // calibrate gives the surrogate values of props their calibrated errors:
@@ -87,7 +90,7 @@ func calibrate(props map[string]Value, cal map[string]Calibrated) {
 		case (v.Source == SourceCGCNN || v.Source == SourceM3GNet) && !c.Log10:
 		case v.Source == SourceSurrogate && c.Log10:
 			f := math.Ln10 * math.Abs(v.Value)
-			c = Calibrated{Tier: c.Tier, MAE: f * c.MAE, Bias: f * c.Bias, Q68: f * c.Q68, Q95: f * c.Q95}
+			c = Calibrated{Tier: c.Tier, MAE: f * c.MAE, Bias: f * c.Bias, Q68: f * c.Q68, Q95: f * c.Q95, Log10Q68: c.Q68}
 		default:
 			continue
 		}

@@ -545,10 +545,14 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		if !ok || pv.Calibrated == nil || !o.Valid {
 			continue
 		}
-		if d := judge.ConfidenceMargin(c, pv.Value); d < k*pv.Calibrated.Q68 {
+		if d, sigma, decades := judge.CalibratedMargin(c, pv.Value, pv.Calibrated, pv.Calibrated.Q68); d < k*sigma {
+			in := ""
+			if decades {
+				in = " decades"
+			}
 			feasible = false
 			ev.Reasons = append(ev.Reasons, messages.Reason{Code: "within_calibrated_error",
-				Detail: fmt.Sprintf("%s = %.4g is %.4g from its bound (%s), less than %g × its calibrated error %.4g", c.Property, pv.Value, d, c.String(), k, pv.Calibrated.Q68)})
+				Detail: fmt.Sprintf("%s = %.4g is %.4g%s from its bound (%s), less than %g × its calibrated error %.4g%s", c.Property, pv.Value, d, in, c.String(), k, sigma, in)})
 		}
 	}
 	threshold := spec.StabilityThreshold

@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"math"
 	"testing"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -130,6 +131,27 @@ func TestScoreHullOutlierBound(t *testing.T) {
 				t.Errorf("uncalibrated-bound warning %v, want %v (%+v)", warned, tc.uncalWarns, ev.Warnings)
 			}
 		})
+	}
+}
+
+// TestScoreLogCalibrated: a value calibrated in log10 (an own surrogate's)
+// meets a constraint by k calibrated errors in decades: a conductivity of
+// 500 S/cm known to a factor of 8.3 (0.919 decades) is 1 decade inside
+// 50–5,000 S/cm, and 100 S/cm only 0.3.
+func TestScoreLogCalibrated(t *testing.T) {
+	sp := spec(t, task.Task{Name: "t", Constraints: []task.Constraint{task.Between("conductivity", 50, 5000)}})
+	for _, tc := range []struct {
+		v        float64
+		feasible bool
+	}{{500, true}, {100, false}, {3000, false}} {
+		scale := math.Ln10 * tc.v
+		pv := messages.PropertyValue{Value: tc.v, Source: "surrogate", Uncertainty: scale * 0.919,
+			Calibrated: &messages.Calibrated{Tier: "screen", Q68: scale * 0.919, Q95: scale * 2.35, Log10Q68: 0.919}}
+		out := Outcome{Valid: true, Properties: map[string]messages.PropertyValue{"conductivity": pv}, EAboveHull: f(0)}
+		ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "ZnO"}, &out)
+		if ev.Feasible != tc.feasible {
+			t.Errorf("conductivity %v: feasible %v, want %v (%+v)", tc.v, ev.Feasible, tc.feasible, ev.Reasons)
+		}
 	}
 }
 
