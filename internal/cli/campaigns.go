@@ -235,9 +235,9 @@ func newStatusCmd() *cobra.Command {
 
 func newResultsCmd() *cobra.Command {
 	var (
-		conn        connection
-		format, out string
-		all         bool
+		conn            connection
+		format, out     string
+		all, symmetrize bool
 	)
 	cmd := &cobra.Command{
 		Use:   "results CAMPAIGN [--format jsonl|csv|cif|poscar|json|xyz]",
@@ -253,7 +253,9 @@ labelled by its candidate id. With --out DIR, one file per structure
 with a data block per structure, one XYZ trajectory with a frame per
 structure, or a JSON array of {id, formula, structure} with structure a
 pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
---out DIR. See "crucible convert --help" for the formats.`,
+--out DIR. CIFs list every site (P1); with --symmetrize they are written
+in the standard setting of each structure's space group, the one its
+evaluation records. See "crucible convert --help" for the formats.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			campaign := args[0]
@@ -267,6 +269,9 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 					return &exitError{code: 2, err: err}
 				}
 				structFormat = f
+			}
+			if symmetrize && structFormat != crystal.FormatCIF {
+				return &exitError{code: 2, err: errors.New("--symmetrize writes CIF: use it with --format cif")}
 			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
@@ -307,7 +312,7 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 					}
 				}
 			}
-			return results.WriteStructures(w, out, structFormat, structs)
+			return results.WriteStructures(w, out, structFormat, structs, symmetrize)
 		},
 	}
 	conn.bind(cmd)
@@ -315,5 +320,6 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 	f.StringVar(&format, "format", "jsonl", "jsonl, csv, or structures as cif, poscar, json (pymatgen) or xyz (extended XYZ)")
 	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
 	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
+	f.BoolVar(&symmetrize, "symmetrize", false, "with --format cif: each structure in the standard setting of its space group")
 	return cmd
 }

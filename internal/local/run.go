@@ -34,7 +34,7 @@ type Result struct {
 	Discoveries []*messages.Verdict
 	Verdicts    []*messages.Verdict // rejected by the judge
 	Reflections []*messages.Reflection
-	Prompts     []*messages.Prompt // LLM exchanges (generator or reflector llm)
+	Prompts     []*messages.Prompt // LLM exchanges (generator, reflector or debate llm)
 }
 
 // RunOptions configure Run.
@@ -104,7 +104,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		return nil, err
 	}
 	res := &Result{Status: status, Summary: status.Summary}
-	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM, res); err != nil {
+	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM || spec.Judge.Debate == messages.DebateLLM, res); err != nil {
 		return nil, err
 	}
 	res.sort()
@@ -346,6 +346,7 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		fmt.Fprintf(w, " · learning slope %+.2f per episode", *s.LearningSlope)
 	}
 	fmt.Fprintf(w, " · unique compositions %d · mean E_hull %.3f eV/atom\n", s.UniqueCompositions, s.MeanEAboveHull)
+	fmt.Fprintf(w, "  space groups: %d · entropy %.3f nats (N_stable's %.3f)\n", s.SpaceGroups, s.SpaceGroupEntropy, s.SpaceGroupEntropyStable)
 	if len(s.Judged) > 0 {
 		fmt.Fprintf(w, "  judged: %s\n", judgedText(s.Judged))
 	}
