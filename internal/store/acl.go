@@ -63,7 +63,7 @@ func ACLUsers() []ACLUser {
 			Role: "records evaluations, islands and episodes; requests generations; applies reflections to memory banks",
 			Write: []string{
 				"{*}:state", "{*}:triggers", "{*}:gens", "{*}:evaluated", "{*}:comps", "{*}:docs",
-				"{*}:findlist", "{*}:islands", "{*}:hits", "{*}:curve",
+				"{*}:findlist", "{*}:islands", "{*}:hits", "{*}:curve", "{*}:log",
 				"{*}:island:*:success", "{*}:island:*:failure",
 				"{mem:*}:*",
 			},

@@ -102,9 +102,9 @@ func TestACLCoversServiceWrites(t *testing.T) {
 				Rejected: []Member{{ID: "r0", Formula: "GaN"}}}
 			pub, err = s.RecordProposal(ctx, c, p)
 			fail(err)
-			ok, err = s.ReserveLLMCall(ctx, c, 10)
-			if err != nil || !ok {
-				t.Fatalf("reserve call: %v %v", ok, err)
+			res, err := s.ReserveLLMCall(ctx, c, 10, 0)
+			if err != nil || !res.OK() {
+				t.Fatalf("reserve call: %+v %v", res, err)
 			}
 			fail(s.ReleaseLLMCall(ctx, c))
 		}},
@@ -157,7 +157,7 @@ func TestACLCoversServiceWrites(t *testing.T) {
 	// Readers write nothing; the patterns of one service do not reach the
 	// keys only another writes.
 	only := map[string]string{"campaigns": "proposer", "{acl}:spec": "proposer", "{acl}:seen": "proposer", "{acl}:evaluated": "reflector",
-		"{acl}:discoveries": "judge", "{mem:task-x}:directives": "reflector", "{acl}:debate:claims": "judge"}
+		"{acl}:discoveries": "judge", "{mem:task-x}:directives": "reflector", "{acl}:debate:claims": "judge", "{acl}:log": "reflector"}
 	for part, owner := range only {
 		key := s.prefix + part
 		if _, ok := written[key]; !ok {
