@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/store"
 )
 
 // composeFile is the subset of the Compose specification deploy/compose.yaml
@@ -163,15 +164,13 @@ func TestComposeFile(t *testing.T) {
 		if s.Healthcheck == nil || !slices.Equal(s.Healthcheck.Test, []string{"CMD", name, "--probe"}) {
 			t.Errorf("service %s: health check must be [CMD %s --probe]", name, name)
 		}
-		for _, k := range []string{"CRUCIBLE_NATS_USER", "CRUCIBLE_NATS_PASSWORD_FILE", "CRUCIBLE_REDIS_PASSWORD_FILE"} {
-			if s.Environment[k] == "" {
-				t.Errorf("service %s: %s unset", name, k)
-			}
-		}
 		for _, dep := range []string{"nats", "redis"} {
 			if s.DependsOn[dep].Condition != "service_healthy" {
 				t.Errorf("service %s must wait for a healthy %s", name, dep)
 			}
+		}
+		if s.DependsOn["setup"].Condition != "service_completed_successfully" || s.Environment["CRUCIBLE_PROVISIONED"] != "true" {
+			t.Errorf("service %s must wait for the setup service, provisioned", name)
 		}
 		if s.Restart != "unless-stopped" {
 			t.Errorf("service %s: restart %q", name, s.Restart)
@@ -199,28 +198,66 @@ func TestComposeFile(t *testing.T) {
 	// Redis keeps an append-only file on its volume; NATS runs JetStream
 	// on its volume with the password of the secret.
 	redis := strings.Join(f.Services["redis"].Entrypoint, " ")
-	for _, want := range []string{"--appendonly yes", "--dir /data", "requirepass", "/run/secrets/redis_password"} {
+	for _, want := range []string{"--appendonly yes", "--dir /data", "--aclfile", "/run/secrets/redis_", "< /etc/redis/users.acl"} {
 		if !strings.Contains(redis, want) {
 			t.Errorf("redis entrypoint lacks %q", want)
+		}
+	}
+	if !slices.Contains(f.Services["redis"].Volumes, "./k8s/base/redis/users.acl:/etc/redis/users.acl:ro") {
+		t.Error("redis does not load the users of k8s/base/redis/users.acl")
+	}
+	for _, u := range append([]string{"default"}, redisUserNames()...) {
+		if !slices.Contains(f.Services["redis"].Secrets, "redis_"+u) {
+			t.Errorf("redis lacks the secret of its user %s", u)
 		}
 	}
 	if !slices.ContainsFunc(f.Services["redis"].Volumes, func(v string) bool { return strings.HasSuffix(v, ":/data") }) {
 		t.Error("redis /data is not a volume")
 	}
-	t.Setenv("NATS_PASSWORD", "pw-test")
-	opts, err := server.ProcessConfigFile(filepath.Join("compose", "nats.conf"))
+	// NATS: the configuration as the container sees it, with the
+	// Kubernetes users mounted beside it.
+	dir := t.TempDir()
+	for src, dst := range map[string]string{filepath.Join("compose", "nats.conf"): "nats.conf", filepath.Join("k8s", "base", "nats", "auth.conf"): "auth.conf"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Contains(f.Services["nats"].Volumes, "./k8s/base/nats/auth.conf:/etc/nats/auth.conf:ro") {
+		t.Error("nats does not load the users of k8s/base/nats/auth.conf")
+	}
+	for _, u := range natsUsers {
+		t.Setenv("NATS_"+strings.ToUpper(u)+"_PASSWORD", "pw-"+u)
+		if !slices.Contains(f.Services["nats"].Secrets, "nats_"+u) {
+			t.Errorf("nats lacks the secret of its user %s", u)
+		}
+	}
+	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats.conf"))
 	if err != nil {
 		t.Fatalf("compose/nats.conf: %v", err)
 	}
-	if !opts.JetStream || !strings.HasPrefix(opts.StoreDir, "/data/") || opts.Username != "crucible" || opts.Password != "pw-test" {
-		t.Errorf("compose/nats.conf: jetstream %v in %q, user %q", opts.JetStream, opts.StoreDir, opts.Username)
+	if !opts.JetStream || !strings.HasPrefix(opts.StoreDir, "/data/") {
+		t.Errorf("compose/nats.conf: jetstream %v in %q", opts.JetStream, opts.StoreDir)
 	}
-	if !strings.Contains(strings.Join(f.Services["nats"].Entrypoint, " "), "/run/secrets/nats_password") {
-		t.Error("nats does not read its password from the secret")
+	known := map[string]string{}
+	for _, u := range opts.Users {
+		known[u.Username] = u.Password
 	}
-	for _, svc := range []string{"proposer", "evaluator", "reflector", "judge"} {
-		if u := f.Services[svc].Environment["CRUCIBLE_NATS_USER"]; u != opts.Username {
-			t.Errorf("service %s connects as %q, the server knows %q", svc, u, opts.Username)
+	// Each Crucible container logs in to NATS and Redis as its own user,
+	// with its own secrets.
+	for svc, user := range map[string]string{"proposer": "proposer", "evaluator": "evaluator", "reflector": "reflector", "judge": "judge", "crucible": "client", "console": "client", "setup": "admin"} {
+		env := f.Services[svc].Environment
+		if env["CRUCIBLE_NATS_USER"] != user || known[user] != "pw-"+user || env["CRUCIBLE_NATS_PASSWORD_FILE"] != "/run/secrets/nats_"+user {
+			t.Errorf("service %s connects to NATS as %q with %q, want %s and its secret", svc, env["CRUCIBLE_NATS_USER"], env["CRUCIBLE_NATS_PASSWORD_FILE"], user)
+		}
+		if user == "admin" {
+			continue
+		}
+		if env["CRUCIBLE_REDIS_USER"] != user || env["CRUCIBLE_REDIS_PASSWORD_FILE"] != "/run/secrets/redis_"+user || !slices.Contains(redisUserNames(), user) {
+			t.Errorf("service %s connects to Redis as %q with %q, want %s and its secret", svc, env["CRUCIBLE_REDIS_USER"], env["CRUCIBLE_REDIS_PASSWORD_FILE"], user)
 		}
 	}
 }
@@ -236,4 +273,13 @@ func TestInterpolate(t *testing.T) {
 			t.Errorf("interpolate(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// redisUserNames are the Redis users of store.ACLUsers.
+func redisUserNames() []string {
+	var names []string
+	for _, u := range store.ACLUsers() {
+		names = append(names, u.Name)
+	}
+	return names
 }

@@ -9,7 +9,10 @@ set -eu
 dir="$(cd "$(dirname "$0")" && pwd)/secrets"
 mkdir -p "$dir"
 umask 022 # the services run as a non-root user that must read the files
-for name in nats_password redis_password console_token; do
+# One NATS and one Redis password per user (the Redis default user is the
+# operator's); compose gives each service only its own.
+for name in nats_admin nats_proposer nats_evaluator nats_reflector nats_judge nats_client \
+	redis_default redis_proposer redis_evaluator redis_reflector redis_judge redis_client console_token; do
 	if [ ! -s "$dir/$name" ]; then
 		printf 'p%s' "$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')" >"$dir/$name"
 		echo "wrote $dir/$name"

@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -154,7 +156,7 @@ var (
 	secretKeys = map[string][]string{
 		"crucible-nats-users": {"admin", "proposer", "evaluator", "reflector", "judge", "client"},
 		"crucible-console":    {"token"},
-		"crucible-redis":      {"password"},
+		"crucible-redis":      {"password", "proposer", "evaluator", "reflector", "judge", "client"},
 		"crucible-llm":        {"api-key"},
 		"crucible-nats-tls":   {"tls.crt", "tls.key", "ca.crt"},
 		"crucible-redis-tls":  {"tls.crt", "tls.key", "ca.crt"},
@@ -385,9 +387,12 @@ func checkServices(t *testing.T, r *rendered, ov overlay) {
 		if key := mountedSecretKey(pod, c, pwFile, "crucible-nats-users"); key != name {
 			t.Errorf("Deployment %s: NATS password file %q holds key %q of crucible-nats-users, want %q", name, pwFile, key, name)
 		}
+		if user, _ := r.env(c, "CRUCIBLE_REDIS_USER"); user != name {
+			t.Errorf("Deployment %s: Redis user %q, want its own", name, user)
+		}
 		redisFile, _ := r.env(c, "CRUCIBLE_REDIS_PASSWORD_FILE")
-		if key := mountedSecretKey(pod, c, redisFile, "crucible-redis"); key != "password" {
-			t.Errorf("Deployment %s: Redis password file %q is not the password of crucible-redis", name, redisFile)
+		if key := mountedSecretKey(pod, c, redisFile, "crucible-redis"); key != name {
+			t.Errorf("Deployment %s: Redis password file %q holds key %q of crucible-redis, want %q", name, redisFile, key, name)
 		}
 		addr, _ := r.env(c, "CRUCIBLE_HTTP_ADDR")
 		port := addr[strings.LastIndexByte(addr, ':')+1:]
@@ -729,6 +734,11 @@ func checkNATS(t *testing.T, r *rendered, ov overlay) {
 		if name != "admin" && (u.Permissions == nil || u.Permissions.Publish == nil) {
 			t.Errorf("user %s may publish anything", name)
 		}
+		// Each user reads replies on its own inbox prefix only (the
+		// services and the CLI use _INBOX_<user>).
+		if name != "admin" && (u.Permissions.Subscribe == nil || !slices.Equal(u.Permissions.Subscribe.Allow, []string{bus.InboxPrefix(name) + ".>"})) {
+			t.Errorf("user %s may subscribe to %+v, want only %s.>", name, u.Permissions.Subscribe, bus.InboxPrefix(name))
+		}
 	}
 	if len(users) != len(secretKeys["crucible-nats-users"]) {
 		t.Errorf("auth.conf has %d users, want %d", len(users), len(secretKeys["crucible-nats-users"]))
@@ -757,8 +767,11 @@ func checkRedis(t *testing.T, r *rendered, ov overlay) {
 		t.Error("redis.conf holds a password")
 	}
 	pod := ss.Spec.Template.Spec
-	if len(pod.InitContainers) != 1 || !mountedFile(pod.InitContainers[0], conf["include"]) || !mountedFile(pod.Containers[0], conf["include"]) {
-		t.Errorf("the AUTH file %s is not written by the init container and read by Redis", conf["include"])
+	if len(pod.InitContainers) != 1 || !mountedFile(pod.InitContainers[0], conf["aclfile"]) || !mountedFile(pod.Containers[0], conf["aclfile"]) {
+		t.Errorf("the ACL file %q is not written by the init container and read by Redis", conf["aclfile"])
+	}
+	if cm.Data["users.acl"] != store.ACLFile("crucible:") {
+		t.Error("redis-config users.acl is not store.ACLFile(\"crucible:\")")
 	}
 	if !mountedFile(pod.Containers[0], conf["dir"]+"/appendonly.aof") {
 		t.Errorf("Redis data dir %s is not a mounted volume", conf["dir"])

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/crucible-sci/crucible/internal/proc"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 )
@@ -51,12 +52,16 @@ func TestSecureInstallation(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := map[string]string{}
-	for _, u := range append(natsUsers, "redis") {
+	var redisUsers []string
+	for _, u := range store.ACLUsers() {
+		redisUsers = append(redisUsers, "redis-"+u.Name)
+	}
+	for _, u := range append(append(natsUsers, "redis"), redisUsers...) {
 		pw[u] = password(t)
 		if err := os.WriteFile(filepath.Join(secrets, u), []byte(pw[u]+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if u != "redis" {
+		if !strings.HasPrefix(u, "redis") {
 			// What the StatefulSet gives the server from crucible-nats-users.
 			t.Setenv("NATS_"+strings.ToUpper(u)+"_PASSWORD", pw[u])
 		}
@@ -92,6 +97,15 @@ func TestSecureInstallation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(redisSrv.Close)
+	// Each service and the client log in to Redis as its own ACL user
+	// (store.ACLUsers, the deployment's users.acl); miniredis has no ACL
+	// users, so without redis-server everyone uses the default user.
+	redisACL := !redisSrv.Embedded()
+	if redisACL {
+		setRedisUsers(t, redisSrv.URL(), certs.ca, pw)
+	} else {
+		t.Log("no redis-server here: skipping the Redis ACL users (miniredis cannot enforce them)")
+	}
 
 	bin := testsrv.Binaries(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -100,12 +114,17 @@ func TestSecureInstallation(t *testing.T) {
 		e := []string{
 			"CRUCIBLE_NATS_URL=" + natsSrv.URL(), "CRUCIBLE_NATS_TLS_CA=" + certs.ca,
 			"CRUCIBLE_NATS_USER=" + user, "CRUCIBLE_NATS_PASSWORD_FILE=" + filepath.Join(secrets, user),
-			"CRUCIBLE_REDIS_URL=" + redisSrv.URL(), "CRUCIBLE_REDIS_PASSWORD_FILE=" + filepath.Join(secrets, "redis"),
+			"CRUCIBLE_REDIS_URL=" + redisSrv.URL(),
 			"CRUCIBLE_DATA=" + data, "CRUCIBLE_HTTP_ADDR=127.0.0.1:0", "CRUCIBLE_PROVISIONED=true",
 			"CRUCIBLE_NAMESPACE=", // auth.conf names the subjects of an installation without one
 		}
 		if redisTLS {
 			e = append(e, "CRUCIBLE_REDIS_TLS_CA="+certs.ca)
+		}
+		if _, ok := pw["redis-"+user]; ok && redisACL {
+			e = append(e, "CRUCIBLE_REDIS_USER="+user, "CRUCIBLE_REDIS_PASSWORD_FILE="+filepath.Join(secrets, "redis-"+user))
+		} else {
+			e = append(e, "CRUCIBLE_REDIS_PASSWORD_FILE="+filepath.Join(secrets, "redis"))
 		}
 		return e
 	}
@@ -173,14 +192,16 @@ func TestSecureInstallation(t *testing.T) {
 	// What each user must not do. A refused publish or subscription comes
 	// back from the server as an asynchronous permissions violation.
 	refused := map[string][]string{
-		"proposer":  {"pub crucible.evaluations.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator", "pub $JS.API.STREAM.DELETE.CANDIDATES"},
-		"evaluator": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub crucible.propose.x", "pub $JS.API.STREAM.CREATE.X", "pub $JS.API.CONSUMER.CREATE.EVALUATIONS.x", "pub $JS.API.CONSUMER.MSG.NEXT.EVALUATIONS.judge", "pub $JS.ACK.EVALUATIONS.judge.1.1.1.1.0", "sub crucible.>"},
+		"proposer": {"pub crucible.evaluations.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator", "pub $JS.API.STREAM.DELETE.CANDIDATES"},
+		"evaluator": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub crucible.propose.x", "pub $JS.API.STREAM.CREATE.X", "pub $JS.API.CONSUMER.CREATE.EVALUATIONS.x", "pub $JS.API.CONSUMER.MSG.NEXT.EVALUATIONS.judge", "pub $JS.ACK.EVALUATIONS.judge.1.1.1.1.0", "sub crucible.>",
+			"sub _INBOX.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.x"},
 		"reflector": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator"},
 		"judge":     {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.STREAM.PURGE.DISCOVERIES"},
 		"client": {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator",
 			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>",
-			// The services' replies: what they pull from their consumers.
-			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub >"},
+			// Replies to the services (the structures they pull) are on
+			// their own inbox prefixes.
+			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.>", "sub _INBOX_reflector.>", "sub >"},
 	}
 	for user, actions := range refused {
 		errs := make(chan error, 16)
@@ -213,6 +234,18 @@ func TestSecureInstallation(t *testing.T) {
 			}
 		}
 		nc.Close()
+	}
+
+	if redisACL {
+		checkRedisRefusals(t, ctx, redisSrv.URL(), certs.ca, pw, campaign)
+	}
+
+	// No service met a refusal of its own work (a best-effort write that
+	// fails only logs).
+	for _, p := range procs {
+		if body, err := os.ReadFile(p.Log); err == nil && strings.Contains(string(body), "NOPERM") {
+			t.Errorf("%s was refused a Redis command:\n%s", p.Name, p.Tail(10))
+		}
 	}
 
 	// No password in any log.

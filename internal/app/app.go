@@ -181,7 +181,7 @@ func ProbeReady(ctx context.Context, addr string) error {
 func (c *Config) BindConnection(fs *pflag.FlagSet) {
 	fs.StringVar(&c.NATS.URL, "nats", env("CRUCIBLE_NATS_URL", "nats://127.0.0.1:4222"), "NATS server URL(s), comma-separated [CRUCIBLE_NATS_URL]")
 	fs.StringVar(&c.NATS.User, "nats-user", env("CRUCIBLE_NATS_USER", ""), "NATS user [CRUCIBLE_NATS_USER]")
-	fs.StringVar(&c.NATS.InboxPrefix, "nats-inbox-prefix", env("CRUCIBLE_NATS_INBOX_PREFIX", ""), "prefix of the subjects replies come back on (default _INBOX_<nats-user>, or _INBOX without a user) [CRUCIBLE_NATS_INBOX_PREFIX]")
+	fs.StringVar(&c.NATS.InboxPrefix, "nats-inbox-prefix", env("CRUCIBLE_NATS_INBOX_PREFIX", ""), "prefix of reply subjects (default _INBOX_<nats-user> for a named user, else _INBOX) [CRUCIBLE_NATS_INBOX_PREFIX]")
 	c.NATS.Password = c.secret("CRUCIBLE_NATS_PASSWORD")
 	c.NATS.Token = c.secret("CRUCIBLE_NATS_TOKEN")
 	fs.StringVar(&c.NATS.NKeySeedFile, "nats-nkey", env("CRUCIBLE_NATS_NKEY_FILE", ""), "NATS nkey seed file [CRUCIBLE_NATS_NKEY_FILE]")

@@ -28,14 +28,14 @@ type Options struct {
 	Name string // client name shown by the server (service and replica)
 	// User and Password authenticate with a username and password.
 	User, Password string
+	// InboxPrefix is the prefix of the connection's reply subjects (every
+	// JetStream request and pull answers there). Empty means _INBOX_<User>
+	// for a named user, so a server can let each user subscribe to its
+	// own replies only (permission _INBOX_<user>.>), and NATS's _INBOX
+	// without one.
+	InboxPrefix string
 	// Token authenticates with a token.
 	Token string
-	// InboxPrefix is the prefix of the subjects replies come back on
-	// (default _INBOX_<User> with a user name, _INBOX without): with one
-	// per user, the server can let each user subscribe to its own replies
-	// alone (`_INBOX_<user>.>`), so no user reads the structures another
-	// pulls from its consumer.
-	InboxPrefix string
 	// NKeySeedFile authenticates with an nkey seed file.
 	NKeySeedFile string
 	// CredsFile authenticates with a JWT user credentials file.
@@ -113,7 +113,10 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 	if o.User != "" {
 		nopts = append(nopts, nats.UserInfo(o.User, o.Password))
 	}
-	if prefix := inboxPrefix(o); prefix != "" {
+	if prefix := o.inboxPrefix(); prefix != "" {
+		if strings.ContainsAny(prefix, " \t\r\n*>") || strings.HasSuffix(prefix, ".") || strings.HasPrefix(prefix, ".") {
+			return nil, fmt.Errorf("bus: inbox prefix %q is not a subject prefix (no spaces, wildcards or leading/trailing dots)", prefix)
+		}
 		nopts = append(nopts, nats.CustomInboxPrefix(prefix))
 	}
 	if o.Token != "" {
@@ -159,20 +162,23 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 	return b, nil
 }
 
-// inboxPrefix is o's reply-subject prefix: InboxPrefix, or _INBOX_<user>
-// (the user name's characters that cannot be in a subject token replaced
-// by '_'), or "" for NATS's default.
-func inboxPrefix(o Options) string {
-	if o.InboxPrefix != "" || o.User == "" {
+// inboxPrefix is the reply-subject prefix the connection uses ("" for
+// NATS's default).
+func (o Options) inboxPrefix() string {
+	switch {
+	case o.InboxPrefix != "":
 		return o.InboxPrefix
+	case o.User != "":
+		return InboxPrefix(o.User)
 	}
-	return "_INBOX_" + strings.Map(func(r rune) rune {
-		if r <= ' ' || r == '.' || r == '*' || r == '>' || r > 126 {
-			return '_'
-		}
-		return r
-	}, o.User)
+	return ""
 }
+
+// InboxPrefix is the reply-subject prefix of a named NATS user,
+// _INBOX_<user>: the server's permissions give each user subscribe rights
+// on its own prefix only, so no user reads another's replies (the messages
+// a service pulls arrive on its inbox).
+func InboxPrefix(user string) string { return "_INBOX_" + user }
 
 // redact hides credentials in a (possibly comma-separated) server URL.
 func redact(u string) string {
