@@ -521,3 +521,16 @@ func (b *Bus) PublishAll(ctx context.Context, out []Outgoing) []error {
 	}
 	return errs
 }
+
+// Purge removes the messages of a stream whose subject matches filter
+// (a campaign's, when it is deleted).
+func (b *Bus) Purge(ctx context.Context, stream, filter string) error {
+	st, err := b.JS.Stream(ctx, b.Stream(stream))
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", stream, err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(b.Subject(filter))); err != nil {
+		return fmt.Errorf("purge %s of %s: %w", filter, stream, err)
+	}
+	return nil
+}

@@ -115,8 +115,9 @@ func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, p
 	return ctx.Err()
 }
 
-// WaitDone waits for a campaign's final status (completed, exhausted or
-// rejected).
+// WaitDone waits for a campaign's final status (completed, exhausted,
+// cancelled or rejected). A final status that an extension made stale
+// (the store holds the campaign running again) is passed over.
 func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Status, error) {
 	var final *messages.Status
 	err := c.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, campaign), false, func(_ string, data []byte) (bool, error) {
@@ -124,12 +125,17 @@ func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Statu
 		if err := messages.Decode(data, &s); err != nil {
 			return false, nil // not ours to judge; the dead letters have it
 		}
-		switch s.State {
-		case messages.StateCompleted, messages.StateExhausted, messages.StateRejected:
-			final = &s
-			return true, nil
+		if !messages.Finished(s.State) {
+			return false, nil
 		}
-		return false, nil
+		if s.State != messages.StateRejected {
+			st, err := c.Store.State(ctx, campaign)
+			if err == nil && !messages.Finished(st.Status) {
+				return false, nil // extended since
+			}
+		}
+		final = &s
+		return true, nil
 	})
 	if final != nil {
 		return final, nil

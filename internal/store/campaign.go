@@ -94,6 +94,9 @@ type State struct {
 	Status        string
 	Episode       int
 	Inflight      int
+	// Budget is the campaign's budget of evaluations, Extended the part
+	// of it that crucible campaign extend added.
+	Budget, Extended int
 	Counters      messages.Counters
 	EAboveHullSum float64
 	EAboveHullN   int
@@ -125,6 +128,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	st := &State{raw: m, Status: m["status"]}
 	st.Episode = st.Int("episode")
 	st.Inflight = st.Int("inflight")
+	st.Budget, st.Extended = st.Int("budget"), st.Int("extended")
 	st.Unique = st.Int("unique_compositions")
 	st.EAboveHullN = st.Int("ehull_n")
 	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)
