@@ -150,4 +150,3 @@ func confirm(cmd *cobra.Command, question string) bool {
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes"
 }
-

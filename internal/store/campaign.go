@@ -91,18 +91,18 @@ func (s *Store) Campaigns(ctx context.Context) ([]string, error) {
 
 // State is a campaign's counters and control fields.
 type State struct {
-	Status        string
-	Episode       int
-	Inflight      int
+	Status   string
+	Episode  int
+	Inflight int
 	// Budget is the campaign's budget of evaluations, Extended the part
 	// of it that crucible campaign extend added.
 	Budget, Extended int
-	Counters      messages.Counters
-	EAboveHullSum float64
-	EAboveHullN   int
-	Unique        int
-	Created       time.Time
-	raw           map[string]string
+	Counters         messages.Counters
+	EAboveHullSum    float64
+	EAboveHullN      int
+	Unique           int
+	Created          time.Time
+	raw              map[string]string
 }
 
 // Int returns a raw integer field of the state hash.

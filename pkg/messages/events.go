@@ -238,13 +238,13 @@ type Summary struct {
 
 // Status is a campaign status event.
 type Status struct {
-	Schema   int       `json:"schema"`
-	Campaign string    `json:"campaign"`
-	State    string    `json:"state"`
-	Episode  int       `json:"episode"`
-	Message  string    `json:"message,omitempty"`
-	Counters Counters  `json:"counters"`
-	Summary  *Summary  `json:"summary,omitempty"`
+	Schema   int      `json:"schema"`
+	Campaign string   `json:"campaign"`
+	State    string   `json:"state"`
+	Episode  int      `json:"episode"`
+	Message  string   `json:"message,omitempty"`
+	Counters Counters `json:"counters"`
+	Summary  *Summary `json:"summary,omitempty"`
 	// Control is the id of the control action (Control.ID) that caused
 	// the event: a pause, a resume, an extension or a cancellation.
 	Control string    `json:"control,omitempty"`
