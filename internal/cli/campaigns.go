@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/internal/service/control"
@@ -28,9 +29,9 @@ func init() {
 
 func newSubmitCmd() *cobra.Command {
 	var (
-		cf   campaignFlags
-		conn connection
-		wait bool
+		cf           campaignFlags
+		conn         connection
+		wait, resume bool
 	)
 	cmd := &cobra.Command{
 		Use:   "submit [SPEC] [--task NAME] --budget N",
@@ -40,7 +41,9 @@ proposers pick it up. The campaign comes from a spec file (YAML or JSON: the
 fields of a campaign with its task inline), a built-in task (--task) or a
 task file (--task-file, LLEMA's CSV format or YAML), with flags overriding.
 It prints the campaign id; --wait follows it to the end and prints its
-summary.`,
+summary. An id that exists is refused, unless --resume (then the
+existing campaign is followed); "crucible campaign extend" raises a
+campaign's budget.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -58,7 +61,7 @@ summary.`,
 			defer closeFn()
 			pctx, cancel := context.WithTimeout(ctx, conn.timeout)
 			defer cancel()
-			if err := cl.Submit(pctx, spec); err != nil {
+			if err := cl.Submit(pctx, spec); err != nil && !(resume && errors.Is(err, client.ErrExists)) {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
@@ -81,6 +84,7 @@ summary.`,
 	cf.bind(cmd)
 	conn.bind(cmd)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the campaign to finish and print its summary")
+	cmd.Flags().BoolVar(&resume, "resume", false, "an id that exists is not an error: follow the existing campaign")
 	return cmd
 }
 

@@ -99,6 +99,8 @@ func newLocalCmd() *cobra.Command {
 	var (
 		cf                campaignFlags
 		out, data, state  string
+		resumeDir         string
+		force             bool
 		natsURL, redisURL string
 		evaluators        int
 		delay, timeout    time.Duration
@@ -138,6 +140,13 @@ With --generator llm or --reflector llm the endpoint is checked first (GET /mode
 completion of one token): a run whose endpoint is unreachable, refuses the
 key or does not serve the model is refused with the reason.
 
+SIGINT or SIGTERM (Ctrl-C) pauses the campaign, waits for the work in flight
+to be evaluated, writes the results so far and the summary to DIR, keeps
+the campaign's state in DIR/.crucible and prints how to resume:
+"crucible local --resume DIR" continues to the budget, with no evaluation
+lost or repeated. A second Ctrl-C ends the process at once. DIR must be
+empty unless --force (which replaces an earlier run's results).
+
 With --state DIR the memory banks (reflections, directives, lessons) are
 read from DIR/memory.json before the campaign and written back after it,
 so that a later local campaign on the same task starts from what this one
@@ -157,7 +166,7 @@ fewer collections for a larger peak heap.`,
 			}
 			// Alone on embedded servers, a reproduced run keeps its ids.
 			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
-			spec, err := cf.spec(cmd.ErrOrStderr())
+			spec, err := localSpec(cmd, &cf, resumeDir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -183,8 +192,16 @@ fewer collections for a larger peak heap.`,
 					return err
 				}
 			}
-			if out == "" {
+			switch {
+			case resumeDir != "":
+				out = resumeDir
+			case out == "":
 				out = filepath.Join("crucible-out", spec.ID)
+			}
+			if resumeDir == "" {
+				if err := local.PrepareOut(out, force); err != nil {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			log := zap.NewNop()
 			if verbose || logLevel != "" {
@@ -196,8 +213,12 @@ fewer collections for a larger peak heap.`,
 				}
 			}
 			local.TuneGC()
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			// The first SIGINT or SIGTERM drains the campaign and keeps it
+			// for --resume; a second one ends the process at once.
+			ctx := cmd.Context()
+			sig, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			go func() { <-sig.Done(); stop() }()
 			stderr := cmd.ErrOrStderr()
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
@@ -218,12 +239,21 @@ fewer collections for a larger peak heap.`,
 				return err
 			}
 			opts.Evaluator.Delay = delay
+			if natsURL == "" {
+				opts.JetStreamDir = local.StreamsDir(out)
+			}
+			if resumeDir != "" {
+				opts.ResumeFrom = resumeDir
+			}
 			st, err := local.Start(ctx, opts)
 			if err != nil {
 				return err
 			}
 			stack.Store(st)
 			defer st.Close()
+			if err := local.WriteRunSpec(out, spec); err != nil {
+				return err
+			}
 			if state != "" {
 				n, err := local.LoadState(ctx, st.Store, state)
 				if err != nil {
@@ -242,13 +272,17 @@ fewer collections for a larger peak heap.`,
 				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
 			}
 			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: loaded.Provided,
-				Generator: local.GeneratorLabel(spec, baseline)})
+				Generator: local.GeneratorLabel(spec, baseline), Interrupt: sig.Done(), Resume: resumeDir != ""})
 			if !quiet {
 				fmt.Fprintln(stderr)
+			}
+			if errors.Is(err, local.ErrInterrupted) {
+				return interrupted(cmd, st, res, out)
 			}
 			if err != nil {
 				return err
 			}
+			defer func() { st.Close(); _ = local.Finished(out) }()
 			if state != "" {
 				if err := local.SaveState(ctx, st.Store, state); err != nil {
 					return err
@@ -268,7 +302,9 @@ fewer collections for a larger peak heap.`,
 	}
 	cf.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>)")
+	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>); it must be empty, unless --force")
+	f.BoolVar(&force, "force", false, "replace the results of an earlier run in --out")
+	f.StringVar(&resumeDir, "resume", "", "continue the interrupted run whose results are in this directory, to its budget")
 	f.StringVar(&state, "state", "", "keep the memory banks in this directory across runs (read at start, written at the end; see \"crucible memory --state\")")
 	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
 	f.StringVar(&natsURL, "nats", os.Getenv("CRUCIBLE_NATS_URL"), "use this NATS server instead of an embedded one [CRUCIBLE_NATS_URL]")

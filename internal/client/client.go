@@ -26,8 +26,14 @@ type Client struct {
 	Provided []string
 }
 
+// ErrExists is wrapped by Submit's error for a campaign id the
+// installation holds already.
+var ErrExists = errors.New("exists")
+
 // Submit fills the spec's defaults, validates it and publishes it. The
 // proposer answers with a status event (running, or rejected with why).
+// A campaign id that exists is an error wrapping ErrExists, which says
+// its state and how to raise its budget instead.
 func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error {
 	spec.ApplyDefaults()
 	if spec.SubmittedAt.IsZero() {
@@ -37,6 +43,12 @@ func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error 
 		return err
 	}
 	if err := spec.Task.CheckProviders(c.Provided); err != nil {
+		return err
+	}
+	if st, err := c.Store.State(ctx, spec.ID); err == nil {
+		return fmt.Errorf("campaign %s %w (%s, %d of %d evaluated): choose another --id, or raise its budget with \"crucible campaign extend %s --budget N\"",
+			spec.ID, ErrExists, st.Status, st.Counters.Evaluated, st.Budget, spec.ID)
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return c.Bus.Publish(ctx, messages.Subject(messages.SubjectSubmit, spec.ID), spec)

@@ -49,6 +49,9 @@ type Options struct {
 	Evaluators int
 	// NoServices starts only the infrastructure (a client-only stack).
 	NoServices bool
+	// ResumeFrom is the output folder of an interrupted run whose store
+	// the embedded store starts from (Stack.Suspend wrote it).
+	ResumeFrom string
 	Log        *zap.Logger
 }
 
@@ -65,6 +68,7 @@ type Stack struct {
 	mu       sync.Mutex
 	services map[string]*running
 	seq      int
+	closed   sync.Once
 }
 
 type running struct {
@@ -116,6 +120,11 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	}
 	if s.Store, err = store.Open(cctx, storeOpts); err != nil {
 		return nil, err
+	}
+	if opts.ResumeFrom != "" && s.redis != nil {
+		if err = restore(cctx, s.Store, opts.ResumeFrom); err != nil {
+			return nil, err
+		}
 	}
 	if opts.NoServices {
 		return s, nil
@@ -224,8 +233,11 @@ func (s *Stack) Purge(ctx context.Context) error {
 	return errors.Join(s.Bus.DeleteStreams(ctx), s.Store.DeleteNamespace(ctx))
 }
 
-// Close stops every service (draining), then the connections and servers.
-func (s *Stack) Close() {
+// Close stops every service (draining), then the connections and servers;
+// it may be called again.
+func (s *Stack) Close() { s.closed.Do(s.close) }
+
+func (s *Stack) close() {
 	for _, name := range s.Services() {
 		_ = s.StopService(name)
 	}
