@@ -226,6 +226,7 @@ fewer collections for a larger peak heap.`,
 			var stack atomic.Pointer[local.Stack]
 			opts, loaded, err := local.WithData(local.Options{
 				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
+				Notify: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) },
 			}, data, baseline, spec, llmClient, func() (*nats.Conn, error) {
 				if st := stack.Load(); st != nil {
 					return st.Bus.NC, nil

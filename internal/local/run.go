@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/client"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -24,6 +25,9 @@ import (
 type Progress struct {
 	Budget, Evaluated, Hits, Stable, Discoveries int
 	Elapsed                                      time.Duration
+	// Waiting names the server the run waits for ("Redis"), while it
+	// cannot be reached; the counters are the last ones read.
+	Waiting string
 }
 
 // Result is what a finished local campaign produced.
@@ -101,15 +105,26 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 			defer wg.Done()
 			t := time.NewTicker(500 * time.Millisecond)
 			defer t.Stop()
+			var last Progress
 			for {
 				select {
 				case <-stopProgress:
 					return
 				case <-t.C:
-					if st, err := s.Store.State(ctx, spec.ID); err == nil {
-						o.OnProgress(Progress{Budget: st.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
-							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries, Elapsed: time.Since(start)})
+					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					st, err := s.Store.State(sctx, spec.ID)
+					cancel()
+					switch {
+					case err == nil:
+						last = Progress{Budget: st.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
+							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries}
+					case !errors.Is(err, store.ErrNotFound):
+						last.Waiting = "Redis"
 					}
+					p := last
+					p.Elapsed = time.Since(start)
+					last.Waiting = ""
+					o.OnProgress(p)
 				}
 			}
 		}()
@@ -411,6 +426,9 @@ func ProgressLine(p Progress, width int) string {
 	}
 	fmt.Fprintf(&b, "%d/%d evaluated · %d hits · %d stable · %d discoveries · %.1f eval/s",
 		p.Evaluated, p.Budget, p.Hits, p.Stable, p.Discoveries, rate)
+	if p.Waiting != "" {
+		fmt.Fprintf(&b, " · waiting for %s", p.Waiting)
+	}
 	return b.String()
 }
 

@@ -49,6 +49,9 @@ type Options struct {
 	Evaluators int
 	// NoServices starts only the infrastructure (a client-only stack).
 	NoServices bool
+	// Notify is told, in one line each, that NATS or Redis cannot be
+	// reached at start (nil: a warning in the log).
+	Notify func(line string)
 	// ResumeFrom is the output folder of an interrupted run whose store
 	// the embedded store starts from (Stack.Suspend wrote it).
 	ResumeFrom string
@@ -93,7 +96,8 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		}
 	}()
 	natsURL, redisURL := opts.NATSURL, opts.RedisURL
-	busOpts := bus.Options{Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log}
+	store.RouteLogs(opts.Log)
+	busOpts := bus.Options{Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log, Notify: opts.Notify}
 	if natsURL == "" {
 		if s.nats, err = embedded.StartNATS(opts.JetStreamDir); err != nil {
 			return nil, err
@@ -102,7 +106,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		natsURL, busOpts.InProcess = s.nats.URL(), s.nats.Server()
 	}
 	busOpts.URL = natsURL
-	storeOpts := store.Options{URL: redisURL, Namespace: opts.Namespace}
+	storeOpts := store.Options{URL: redisURL, Namespace: opts.Namespace, Notify: opts.Notify}
 	if redisURL == "" {
 		if s.redis, err = embedded.StartRedis(); err != nil {
 			return nil, err
