@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -178,12 +179,25 @@ func newStatusCmd() *cobra.Command {
 	var (
 		conn   connection
 		asJSON bool
+		from   string
+		states []string
 	)
 	cmd := &cobra.Command{
-		Use:   "status [CAMPAIGN]",
+		Use:   "status [CAMPAIGN | --from DIR]",
 		Short: "Show campaigns and their counters, or one campaign's summary",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if from != "" {
+				res, err := local.Read(from)
+				if err != nil || asJSON {
+					if err == nil {
+						err = json.NewEncoder(cmd.OutOrStdout()).Encode(res.Summary)
+					}
+					return err
+				}
+				local.PrintSummary(cmd.OutOrStdout(), res.Summary)
+				return nil
+			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
 			if err != nil {
@@ -217,7 +231,7 @@ func newStatusCmd() *cobra.Command {
 			}
 			for _, id := range ids {
 				spec, st, err := cl.Campaign(ctx, id)
-				if err != nil {
+				if err != nil || len(states) > 0 && !slices.Contains(states, st.Status) {
 					continue
 				}
 				if asJSON {
@@ -234,17 +248,19 @@ func newStatusCmd() *cobra.Command {
 	}
 	conn.bind(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "JSON output")
+	cmd.Flags().StringVar(&from, "from", "", "read the summary of a crucible local run's folder instead of the installation")
+	cmd.Flags().StringSliceVar(&states, "state", nil, "only campaigns in these states (running, paused, completed, exhausted, cancelled)")
 	return cmd
 }
 
 func newResultsCmd() *cobra.Command {
 	var (
-		conn        connection
-		format, out string
-		all         bool
+		conn              connection
+		format, out, from string
+		all               bool
 	)
 	cmd := &cobra.Command{
-		Use:   "results CAMPAIGN [--format jsonl|csv|cif|poscar|json|xyz]",
+		Use:   "results CAMPAIGN|--from DIR [--format jsonl|csv|cif|poscar|json|xyz]",
 		Short: "Export a campaign's evaluations (jsonl, csv) or structures (cif, poscar, json, xyz)",
 		Long: `results reads a campaign's evaluations back from the EVALUATIONS stream.
 jsonl prints every evaluation as it was published; csv one row per
@@ -257,12 +273,24 @@ labelled by its candidate id. With --out DIR, one file per structure
 with a data block per structure, one XYZ trajectory with a frame per
 structure, or a JSON array of {id, formula, structure} with structure a
 pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
---out DIR. See "crucible convert --help" for the formats.`,
-		Args: cobra.ExactArgs(1),
+--out DIR. See "crucible convert --help" for the formats.
+
+csv has one column per property in its unit ("band_gap [eV]"), with the
+uncertainty ("band_gap uncertainty [eV]": the surrogate's test MAE, empty
+for exact sources) and the source (cgcnn, reference, structure, hull).
+
+--from DIR reads a crucible local run's folder instead of an installation.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			campaign := args[0]
-			if err := messages.ValidateCampaignID(campaign); err != nil {
-				return &exitError{code: 2, err: err}
+			if (from != "") == (len(args) == 1) {
+				return &exitError{code: 2, err: errors.New("give a campaign, or --from DIR with a crucible local result")}
+			}
+			campaign := from
+			if from == "" {
+				campaign = args[0]
+				if err := messages.ValidateCampaignID(campaign); err != nil {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			var structFormat crystal.Format
 			if format != "jsonl" && format != "csv" {
@@ -272,16 +300,7 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 				}
 				structFormat = f
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("no campaign %s", campaign)
-			}
-			evs, err := cl.Evaluations(ctx, campaign)
+			evs, accepted, err := resultsOf(cmd, &conn, campaign, from != "")
 			if err != nil {
 				return err
 			}
@@ -300,10 +319,6 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 			}
 			structs := evs
 			if !all {
-				accepted, err := cl.Discovered(ctx, campaign)
-				if err != nil {
-					return err
-				}
 				structs = nil
 				for _, ev := range evs {
 					if accepted[ev.ID] {
@@ -319,5 +334,38 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 	f.StringVar(&format, "format", "jsonl", "jsonl, csv, or structures as cif, poscar, json (pymatgen) or xyz (extended XYZ)")
 	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
 	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
+	f.StringVar(&from, "from", "", "read a crucible local run's folder instead of the installation")
 	return cmd
+}
+
+// resultsOf returns a campaign's evaluations and the ids of its
+// discoveries, from the installation or, with fromDir, from a local
+// run's folder.
+func resultsOf(cmd *cobra.Command, conn *connection, campaign string, fromDir bool) ([]*messages.Evaluation, map[string]bool, error) {
+	if fromDir {
+		res, err := local.Read(campaign)
+		if err != nil {
+			return nil, nil, err
+		}
+		accepted := map[string]bool{}
+		for _, d := range res.Discoveries {
+			accepted[d.ID] = true
+		}
+		return res.Evaluations, accepted, nil
+	}
+	ctx := cmd.Context()
+	cl, closeFn, err := conn.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeFn()
+	if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
+		return nil, nil, fmt.Errorf("no campaign %s", campaign)
+	}
+	evs, err := cl.Evaluations(ctx, campaign)
+	if err != nil {
+		return nil, nil, err
+	}
+	accepted, err := cl.Discovered(ctx, campaign)
+	return evs, accepted, err
 }

@@ -154,7 +154,7 @@ learned; campaigns' own state is not kept.
 
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
---data, CRUCIBLE_DATA, ../shared when present, or the user cache (fill it
+--data, CRUCIBLE_DATA, a shared folder beside the repository, or the user cache (fill it
 with "crucible data pull").
 
 The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
@@ -307,7 +307,7 @@ fewer collections for a larger peak heap.`,
 	f.BoolVar(&force, "force", false, "replace the results of an earlier run in --out")
 	f.StringVar(&resumeDir, "resume", "", "continue the interrupted run whose results are in this directory, to its budget")
 	f.StringVar(&state, "state", "", "keep the memory banks in this directory across runs (read at start, written at the end; see \"crucible memory --state\")")
-	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
+	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	f.StringVar(&natsURL, "nats", os.Getenv("CRUCIBLE_NATS_URL"), "use this NATS server instead of an embedded one [CRUCIBLE_NATS_URL]")
 	f.StringVar(&redisURL, "redis", os.Getenv("CRUCIBLE_REDIS_URL"), "use this Redis server instead of an embedded one [CRUCIBLE_REDIS_URL]")
 	f.IntVar(&evaluators, "evaluators", 1, "evaluator replicas")
