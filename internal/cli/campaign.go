@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,22 +31,18 @@ func newCampaignCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "campaign list|show|pause|resume|cancel|extend|delete [CAMPAIGN]",
 		Short: "List, inspect and control campaigns: pause, resume, cancel, extend, delete",
-		Long: `campaign controls the campaigns of a running installation.
+		Long: `campaign controls the campaigns of a running installation:
 
-  list [--state S]...        campaigns with their state and counters
-  show CAMPAIGN              the campaign's summary as it stands
-  pause CAMPAIGN             stop new generations (those in flight finish)
-  resume CAMPAIGN            continue a paused campaign where it stopped
-  cancel CAMPAIGN            stop for good: in-flight work is evaluated, then
-                             the campaign finishes as cancelled with its summary
-  extend CAMPAIGN --budget N raise the budget to N evaluations (the extra ones go
-                             to the last episode); a completed or exhausted
-                             campaign runs again
-  delete CAMPAIGN [--yes]    remove a finished campaign's state and messages
-                             (asks for confirmation without --yes)
+  list [--state S]...         campaigns with their state and counters
+  show CAMPAIGN               its summary as it stands (--json: with the discovery curve)
+  pause | resume CAMPAIGN     stop new generations (those in flight finish) | continue
+  cancel CAMPAIGN             stop for good; in-flight work is evaluated, then it
+                              finishes as cancelled with its summary
+  extend CAMPAIGN --budget N  raise the budget to N (extra evaluations in the last
+                              episode); a completed or exhausted campaign runs again
+  delete CAMPAIGN [--yes]     remove a finished campaign's state and messages
 
-pause, resume, cancel and extend are applied by a reflector; each is applied
-once, however often its message is delivered.`,
+A reflector applies pause, resume, cancel and extend, each once.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			verb, id := args[0], ""
@@ -72,10 +69,7 @@ once, however often its message is delivered.`,
 			case "list":
 				infos, err := cl.List(ctx, states...)
 				if err != nil || asJSON {
-					if err == nil {
-						err = json.NewEncoder(w).Encode(infos)
-					}
-					return err
+					return jsonOr(w, infos, err)
 				}
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES\tCREATED")
@@ -87,10 +81,7 @@ once, however often its message is delivered.`,
 			case "show":
 				sum, err := cl.Show(ctx, id)
 				if err != nil || asJSON {
-					if err == nil {
-						err = json.NewEncoder(w).Encode(sum)
-					}
-					return err
+					return jsonOr(w, sum, err)
 				}
 				local.PrintSummary(w, sum)
 				return nil
@@ -141,6 +132,14 @@ func controlNote(verb string, r store.ControlResult, budget int) string {
 		return ", budget " + strconv.Itoa(budget)
 	}
 	return ""
+}
+
+// jsonOr writes v as JSON, unless err.
+func jsonOr(w io.Writer, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(v)
 }
 
 // confirm asks a yes/no question on the command's input.
