@@ -257,7 +257,7 @@ func newResultsCmd() *cobra.Command {
 	var (
 		conn              connection
 		format, out, from string
-		all               bool
+		all, symmetrize   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "results CAMPAIGN|--from DIR [--format jsonl|csv|cif|poscar|json|xyz]",
@@ -273,7 +273,9 @@ labelled by its candidate id. With --out DIR, one file per structure
 with a data block per structure, one XYZ trajectory with a frame per
 structure, or a JSON array of {id, formula, structure} with structure a
 pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
---out DIR. See "crucible convert --help" for the formats.
+--out DIR. CIFs list every site (P1); with --symmetrize they are written
+in the standard setting of each structure's space group, the one its
+evaluation records. See "crucible convert --help" for the formats.
 
 csv has one column per property in its unit ("band_gap [eV]"), with the
 uncertainty ("band_gap uncertainty [eV]": the surrogate's test MAE, empty
@@ -299,6 +301,9 @@ for exact sources) and the source (cgcnn, reference, structure, hull).
 					return &exitError{code: 2, err: err}
 				}
 				structFormat = f
+			}
+			if symmetrize && structFormat != crystal.FormatCIF {
+				return &exitError{code: 2, err: errors.New("--symmetrize writes CIF: use it with --format cif")}
 			}
 			evs, accepted, err := resultsOf(cmd, &conn, campaign, from != "")
 			if err != nil {
@@ -326,7 +331,7 @@ for exact sources) and the source (cgcnn, reference, structure, hull).
 					}
 				}
 			}
-			return results.WriteStructures(w, out, structFormat, structs)
+			return results.WriteStructures(w, out, structFormat, structs, symmetrize)
 		},
 	}
 	conn.bind(cmd)
@@ -335,6 +340,7 @@ for exact sources) and the source (cgcnn, reference, structure, hull).
 	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
 	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
 	f.StringVar(&from, "from", "", "read a crucible local run's folder instead of the installation")
+	f.BoolVar(&symmetrize, "symmetrize", false, "with --format cif: each structure in the standard setting of its space group")
 	return cmd
 }
 

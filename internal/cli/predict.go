@@ -227,8 +227,8 @@ func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy
 	for _, name := range r.PropertyNames() {
 		parts = append(parts, r.Properties[name].Text(name))
 	}
-	if sg := oracle.SpaceGroupOf(p.Structure); sg != nil {
-		parts = append(parts, fmt.Sprintf("space group %s (%d)", sg.Symbol, sg.Number))
+	if sg := r.SpaceGroup; sg != nil {
+		parts = append(parts, "space group "+sg.String())
 	}
 	if withHull && r.Stability != nil {
 		st := r.Stability

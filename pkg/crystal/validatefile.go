@@ -2,6 +2,7 @@ package crystal
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 // FileValidation is the validation of one structure file, as "crucible
@@ -26,17 +29,21 @@ type FileValidation struct {
 	Class           *string            `json:"class"`
 	ChargeNeutral   *bool              `json:"charge_neutral"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
-	Valid           bool               `json:"valid"`
-	Reasons         []string           `json:"reasons"`
+	// SpaceGroup is the structure's space group at the tolerances asked
+	// (by default 0.01 Å and 5°); null when none is found.
+	SpaceGroup *spacegroup.Name `json:"space_group"`
+	Valid      bool             `json:"valid"`
+	Reasons    []string         `json:"reasons"`
 
 	// Report is the full report; nil for an unreadable file.
 	Report *ValidityReport `json:"-"`
 }
 
-// ValidateFile reads and validates one file. A candidate whose formula
-// disagrees with its species is reported as formula_mismatch, any other
-// read error as unreadable: a bad file is a result, not an error.
-func ValidateFile(path string, opt ValidityOptions) FileValidation {
+// ValidateFile reads and validates one file and finds its space group at
+// the tolerances of sym. A candidate whose formula disagrees with its
+// species is reported as formula_mismatch, any other read error as
+// unreadable: a bad file is a result, not an error.
+func ValidateFile(path string, opt ValidityOptions, sym spacegroup.Options) FileValidation {
 	res := FileValidation{File: path, Reasons: []string{}}
 	s, err := ReadFile(path)
 	if err != nil {
@@ -53,6 +60,7 @@ func ValidateFile(path string, opt ValidityOptions) FileValidation {
 		return res
 	}
 	res.Report = r
+	res.SpaceGroup = s.SpaceGroupName(sym)
 	res.Formula, res.ReducedFormula, res.ChemicalSystem = &r.Formula, &r.ReducedFormula, &r.ChemicalSystem
 	res.NumAtoms, res.Density, res.Volume = &r.NumAtoms, &r.Density, &r.Volume
 	if !math.IsNaN(r.MinDistance) {
@@ -89,6 +97,11 @@ func (v FileValidation) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "  min distance\t%.4f Å (%s, site %d – %s, site %d)\n", rep.MinDistance, e[0], p[0], e[1], p[1])
 		}
 		fmt.Fprintf(tw, "  chemical system\t%s\n", rep.ChemicalSystem)
+		if g := v.SpaceGroup; g != nil {
+			fmt.Fprintf(tw, "  space group\t%s\n", g)
+		} else {
+			fmt.Fprintf(tw, "  space group\tnone found\n")
+		}
 		if c := rep.Chemistry; c != nil {
 			fmt.Fprintf(tw, "  class\t%s\n", c.Class)
 			fmt.Fprintf(tw, "  charge neutral\t%s\n", c.NeutralText())
@@ -225,4 +238,58 @@ func moreAssignments(n int) string {
 		return fmt.Sprintf("; %d assignments found", n)
 	}
 	return ""
+}
+
+// WriteFileValidations writes the validations as "crucible validate" does:
+// one JSON object per line with asJSON, else each file's table
+// (FileValidation.WriteText), a blank line between files.
+func WriteFileValidations(w io.Writer, vs []FileValidation, asJSON bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i, v := range vs {
+		var err error
+		switch {
+		case asJSON:
+			err = enc.Encode(v)
+		case i > 0:
+			if _, err = fmt.Fprintln(w); err == nil {
+				err = v.WriteText(w)
+			}
+		default:
+			err = v.WriteText(w)
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", v.File, err)
+		}
+	}
+	return nil
+}
+
+// WriteFormulaVerdicts writes the verdicts as "crucible validate
+// --formula" does: one JSON object per line with asJSON, else a table of
+// formula, validity, class and the oxidation states or the reason.
+func WriteFormulaVerdicts(w io.Writer, vs []FormulaVerdict, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, v := range vs {
+			if err := enc.Encode(v); err != nil {
+				return fmt.Errorf("write %s: %w", v.Formula, err)
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
+	for _, v := range vs {
+		class, valid := string(v.Class), "no"
+		if class == "" {
+			class = "-"
+		}
+		if v.Valid {
+			valid = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Formula, valid, class, v.Summary())
+	}
+	return tw.Flush()
 }

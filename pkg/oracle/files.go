@@ -95,27 +95,7 @@ type FileRecord struct {
 	Properties      map[string]RecordValue `json:"properties"`
 	// SpaceGroup is the structure's space group at the default tolerance
 	// (spacegroup.DefaultSymPrec); absent when it cannot be detected.
-	SpaceGroup *SpaceGroupRecord `json:"space_group,omitempty"`
-}
-
-// SpaceGroupRecord names a space group: its ITA number and short
-// international symbol.
-type SpaceGroupRecord struct {
-	Number int    `json:"number"`
-	Symbol string `json:"symbol"`
-}
-
-// SpaceGroupOf detects the space group of s at the default tolerances; nil
-// when s is nil or the detection fails.
-func SpaceGroupOf(s *crystal.Structure) *SpaceGroupRecord {
-	if s == nil {
-		return nil
-	}
-	ds, err := s.SpaceGroup(spacegroup.Options{})
-	if err != nil {
-		return nil
-	}
-	return &SpaceGroupRecord{Number: ds.Number, Symbol: ds.Symbol}
+	SpaceGroup *spacegroup.Name `json:"space_group,omitempty"`
 }
 
 // RecordValue is a property of a FileRecord: uncertainty is always present
@@ -151,9 +131,7 @@ func (f FileResult) Record() FileRecord {
 	rec := FileRecord{
 		File: f.File, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]RecordValue{},
-	}
-	if f.Err == nil {
-		rec.SpaceGroup = SpaceGroupOf(f.Structure)
+		SpaceGroup: r.SpaceGroup,
 	}
 	if r.Class != "" {
 		class := string(r.Class)
