@@ -251,7 +251,14 @@ fewer collections for a larger peak heap.`,
 				return err
 			}
 			stack.Store(st)
-			defer st.Close()
+			// The run's streams stay in --out only for a resume.
+			keep := false
+			defer func() {
+				st.Close()
+				if !keep {
+					_ = local.Finished(out)
+				}
+			}()
 			if err := local.WriteRunSpec(out, spec); err != nil {
 				return err
 			}
@@ -278,12 +285,12 @@ fewer collections for a larger peak heap.`,
 				fmt.Fprintln(stderr)
 			}
 			if errors.Is(err, local.ErrInterrupted) {
+				keep = true
 				return interrupted(cmd, st, res, out)
 			}
 			if err != nil {
 				return err
 			}
-			defer func() { st.Close(); _ = local.Finished(out) }()
 			if state != "" {
 				if err := local.SaveState(ctx, st.Store, state); err != nil {
 					return err
