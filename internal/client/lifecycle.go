@@ -173,3 +173,57 @@ func (c *Client) Delete(ctx context.Context, campaign string) error {
 	}
 	return nil
 }
+
+// Lifecycle adapts the client's lifecycle operations to callers that
+// want only an error (the console's controller): an action with nothing
+// to do (pausing a paused campaign) is no error, a refused one is
+// (ErrRefused). A call without a deadline waits at most ControlTimeout
+// for a reflector to apply the action.
+type Lifecycle struct{ Client *Client }
+
+// ControlTimeout bounds Lifecycle's wait for a reflector.
+const ControlTimeout = 30 * time.Second
+
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, ControlTimeout)
+}
+
+// Cancel is Client.Cancel.
+func (l Lifecycle) Cancel(ctx context.Context, campaign string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Cancel(ctx, campaign)
+	return err
+}
+
+// Pause is Client.Pause.
+func (l Lifecycle) Pause(ctx context.Context, campaign string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Pause(ctx, campaign)
+	return err
+}
+
+// Resume is Client.Resume.
+func (l Lifecycle) Resume(ctx context.Context, campaign string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Resume(ctx, campaign)
+	return err
+}
+
+// Extend is Client.Extend.
+func (l Lifecycle) Extend(ctx context.Context, campaign string, budget int) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Extend(ctx, campaign, budget)
+	return err
+}
+
+// Delete is Client.Delete.
+func (l Lifecycle) Delete(ctx context.Context, campaign string) error {
+	return l.Client.Delete(ctx, campaign)
+}
