@@ -129,7 +129,8 @@ func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, p
 
 // WaitDone waits for a campaign's final status (completed, exhausted,
 // cancelled or rejected). A final status that an extension made stale
-// (the store holds the campaign running again) is passed over.
+// (the store holds the campaign running again, or finished with more
+// evaluations) is passed over.
 func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Status, error) {
 	var final *messages.Status
 	err := c.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, campaign), false, func(_ string, data []byte) (bool, error) {
@@ -142,8 +143,8 @@ func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Statu
 		}
 		if s.State != messages.StateRejected {
 			st, err := c.Store.State(ctx, campaign)
-			if err == nil && !messages.Finished(st.Status) {
-				return false, nil // extended since
+			if err == nil && (!messages.Finished(st.Status) || s.Counters.Evaluated < st.Counters.Evaluated) {
+				return false, nil // extended since: a later final status follows
 			}
 		}
 		final = &s
