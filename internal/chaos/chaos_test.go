@@ -201,6 +201,8 @@ func TestChaos(t *testing.T) {
 		},
 	}
 	cctx, stopChaos := context.WithCancel(ctx)
+	lifeErr := make(chan error, 1)
+	go func() { lifeErr <- lifecycle(ctx, cl, spec, ctl.Logf) }()
 	ctl.Supervise(cctx)
 	chaosDone := make(chan struct{})
 	go func() {
@@ -255,6 +257,9 @@ func TestChaos(t *testing.T) {
 	if !rep.OK() {
 		dumpLogs()
 		t.Errorf("%d guarantees broken", len(rep.Violations))
+	}
+	if err := <-lifeErr; err != nil {
+		t.Errorf("lifecycle under chaos: %v", err)
 	}
 	if rep.Relaxed == 0 {
 		t.Errorf("no candidate was relaxed: the relax role was not exercised")

@@ -120,7 +120,14 @@ local function epShare(e, b, n)
   if e < b % n then return q + 1 end
   return q
 end
-local function epBudget(e) return epShare(e, num('budget'), num('episodes')) end
+-- epBudget is episode e's budget: the submitted budget split over the
+-- episodes, and what extensions added in the last one.
+local function epBudget(e)
+  local n, ext = num('episodes'), num('extended')
+  local b = epShare(e, num('budget') - ext, n)
+  if e == n - 1 then b = b + ext end
+  return b
+end
 -- reserve reserves the next generation of the current episode, once per
 -- trigger (triggers and gens are the campaign's hashes), through the
 -- cache. Returns "g:slots:episode", or "-1:<why>" when none can be
@@ -386,7 +393,7 @@ local logKey, log = KEYS[11 + 2 * count], {}
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
   'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status',
-  'episode', 'batch', 'next_gen', 'ordered'}
+  'episode', 'batch', 'next_gen', 'ordered', 'extended'}
 local ids, gf, cf, isf = {}, {}, {}, {}
 for r = 0, count - 1 do
   local a = 1 + r * stride
@@ -504,12 +511,12 @@ local function record(a, success, failure)
       gdone = true
     end
     local epDone = hincr(st, 'ep' .. ep .. '_evaluated', 1)
-    if epDone == epShare(ep, budget, episodes) then table.insert(flags, 'episode_done') end
+    if epDone == epBudget(ep) then table.insert(flags, 'episode_done') end
     local status = hget(st, 'status')
     if index == budget then
-      if status == 'running' then hset(st, 'status', 'completed') end
+      if status == 'running' or status == 'paused' then hset(st, 'status', 'completed') end
       table.insert(flags, 'campaign_done')
-    elseif status == 'exhausted' and num('inflight') == 0 then
+    elseif (status == 'exhausted' or status == 'cancelled') and num('inflight') == 0 then
       table.insert(flags, 'campaign_done')
     end
     -- The next generation, reserved after the counters are final (a

@@ -401,7 +401,7 @@ func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req 
 		if err != nil {
 			return err
 		}
-		if st.Status == messages.StateExhausted && st.Inflight == 0 {
+		if messages.EndsWhenDrained(st.Status) && st.Inflight == 0 {
 			return s.ctl.Finish(ctx, spec)
 		}
 	}
