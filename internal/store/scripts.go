@@ -367,7 +367,8 @@ return out
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
 // find ("" if none), hit doc ("" if not a hit), seed position, space-group
 // number ("" if none; counted in the state's fields sg:<n> and, for a
-// novel stable candidate, sg_stable:<n>). Returns per
+// novel stable candidate, sg_stable:<n>), for the judge (1/0; counted in
+// the state's field for_judge). Returns per
 // evaluation its outcome flags, prefixed "dup;" for a repeat, or "wait":
 // an ordered campaign (state field "ordered") records a seed only after
 // the seeds before it and a generation's candidate only after those
@@ -393,7 +394,7 @@ local logKey, log = KEYS[11 + 2 * count], {}
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
   'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status',
-  'episode', 'batch', 'next_gen', 'ordered', 'extended'}
+  'episode', 'batch', 'next_gen', 'ordered', 'extended', 'for_judge'}
 local ids, gf, cf, isf = {}, {}, {}, {}
 for r = 0, count - 1 do
   local a = 1 + r * stride
@@ -467,6 +468,7 @@ local function record(a, success, failure)
     if feasible then hincr(st, 'hits', 1) end
     if stable then hincr(st, 'stable', 1) end
     if stable and feasible then hincr(st, 'stable_hits', 1) end
+    if ARGV[a + 20] == '1' then hincr(st, 'for_judge', 1) end
     if known then hincr(st, 'known', 1) end
     if novel then hincr(st, 'novel', 1) end
     if novel and stable then table.insert(curve, index) end

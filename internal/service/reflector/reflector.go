@@ -294,7 +294,7 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 		Position: c.Index,
 		ID:       ev.ID, Generation: c.Generation, Episode: c.Episode, Island: c.Island, Seed: c.Seed,
 		Score: ev.Score, Feasible: ev.Feasible, Stable: ev.Stable, Valid: ev.Valid, Known: ev.Known, Novel: ev.Novel,
-		Formula: c.Formula, EAboveHull: ehull, PoolSize: spec.PoolSize,
+		Formula: c.Formula, EAboveHull: ehull, PoolSize: spec.PoolSize, ForJudge: ev.ForJudge(),
 		Member: store.Member{
 			ID: ev.ID, Formula: c.Formula, Structure: c.Structure, Score: ev.Score, Feasible: ev.Feasible,
 			Stable: ev.Stable, Valid: ev.Valid, EAboveHull: ev.EAboveHull, Properties: props, Margins: ev.Margins,
