@@ -31,7 +31,7 @@ func main() {
 		func(cmd *cobra.Command) {
 			f := cmd.Flags()
 			def, _ := datadir.Dir()
-			f.StringVar(&data, "data", def, "data directory with data/ and models/cgcnn/ [CRUCIBLE_DATA]")
+			f.StringVar(&data, "data", def, "data directory with data/ and models/cgcnn/ (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache) [CRUCIBLE_DATA]")
 			f.IntVar(&cfg.Batch, "batch", app.EnvInt("CRUCIBLE_EVALUATOR_BATCH", 16), "candidates per oracle call [CRUCIBLE_EVALUATOR_BATCH]")
 			f.IntVar(&workers, "workers", app.EnvInt("CRUCIBLE_EVALUATOR_WORKERS", 0), "structures evaluated in parallel (0: one per CPU) [CRUCIBLE_EVALUATOR_WORKERS]")
 			f.StringVar(&cfg.Role, "role", app.EnvString("CRUCIBLE_EVALUATOR_ROLE", evaluator.RoleBoth), "work queues served: screen (candidates), relax (screened candidates to relax with M3GNet) or both [CRUCIBLE_EVALUATOR_ROLE]")

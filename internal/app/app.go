@@ -267,6 +267,8 @@ func Connect(ctx context.Context, c *Config, log *zap.Logger) (*Infra, error) {
 	c.NATS.Logger = log
 	c.NATS.Provisioned = c.Provisioned
 	c.Redis.Namespace = c.Namespace
+	c.Redis.Notify = func(line string) { log.Warn(line) }
+	store.RouteLogs(log)
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	b, err := bus.Connect(cctx, c.NATS)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/outage"
 	"github.com/crucible-sci/crucible/internal/tlsfiles"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -60,6 +62,10 @@ type Options struct {
 	// socket (local mode); URL is then only what logs and errors show.
 	InProcess nats.InProcessConnProvider
 	Logger    *zap.Logger
+	// Notify, when set, is told once, in one line, that NATS cannot be
+	// reached at start while Connect retries quietly (default: a warning
+	// in the log).
+	Notify func(line string)
 }
 
 // Bus is a JetStream connection.
@@ -150,11 +156,34 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 	}
 	b := &Bus{NC: nc, JS: js, opts: o, log: log, denials: denied}
 	// Wait for the first connection (RetryOnFailedConnect makes Connect
-	// return before it).
+	// return before it). After a second without one, a probe of the
+	// server says why, once: a name that does not resolve fails at once,
+	// anything else is retried quietly.
+	notify := o.Notify
+	if notify == nil {
+		notify = func(line string) { log.Warn(line) }
+	}
+	probeAt := time.Now().Add(time.Second)
+	var lastCause error
 	for !nc.IsConnected() {
+		if o.InProcess == nil && !probeAt.IsZero() && time.Now().After(probeAt) {
+			probeAt = time.Time{}
+			if addr, err := probe(o.URL); err != nil {
+				var dns *net.DNSError
+				if errors.As(err, &dns) && dns.IsNotFound {
+					nc.Close()
+					return nil, fmt.Errorf("bus: cannot reach NATS at %s: %s", addr, outage.Cause(err))
+				}
+				lastCause = err
+				notify(outage.Unreachable("NATS", addr, err, 250*time.Millisecond))
+			}
+		}
 		select {
 		case <-ctx.Done():
 			nc.Close()
+			if lastCause != nil {
+				return nil, fmt.Errorf("bus: cannot reach NATS at %s: %s (gave up: %w)", redact(o.URL), outage.Cause(lastCause), ctx.Err())
+			}
 			return nil, fmt.Errorf("bus: connect %s: %w", redact(o.URL), ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -179,6 +208,21 @@ func (o Options) inboxPrefix() string {
 // on its own prefix only, so no user reads another's replies (the messages
 // a service pulls arrive on its inbox).
 func InboxPrefix(user string) string { return "_INBOX_" + user }
+
+// probe dials the first server of a NATS URL list and returns its
+// address and why it cannot be reached (nil when it can).
+func probe(urls string) (string, error) {
+	first, _, _ := strings.Cut(urls, ",")
+	u, err := url.Parse(strings.TrimSpace(first))
+	if err != nil || u.Host == "" {
+		return redact(first), nil // nats.go says what is wrong with it
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "4222")
+	}
+	return addr, outage.Probe(addr)
+}
 
 // redact hides credentials in a (possibly comma-separated) server URL.
 func redact(u string) string {
@@ -553,4 +597,17 @@ func (b *Bus) PublishAll(ctx context.Context, out []Outgoing) []error {
 		}
 	}
 	return errs
+}
+
+// Purge removes the messages of a stream whose subject matches filter
+// (a campaign's, when it is deleted).
+func (b *Bus) Purge(ctx context.Context, stream, filter string) error {
+	st, err := b.JS.Stream(ctx, b.Stream(stream))
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", stream, err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(b.Subject(filter))); err != nil {
+		return fmt.Errorf("purge %s of %s: %w", filter, stream, err)
+	}
+	return nil
 }

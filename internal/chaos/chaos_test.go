@@ -204,6 +204,8 @@ func TestChaos(t *testing.T) {
 		},
 	}
 	cctx, stopChaos := context.WithCancel(ctx)
+	lifeErr := make(chan error, 1)
+	go func() { lifeErr <- lifecycle(ctx, cl, spec, ctl.Logf) }()
 	ctl.Supervise(cctx)
 	// Poison and forged traffic, a message every 0.5 s, all run long.
 	poison := &Poisoner{Bus: b, Campaign: spec.ID, Rand: rand.New(rand.NewPCG(seed, 2)), Interval: 500 * time.Millisecond, Logf: ctl.Logf}
@@ -285,6 +287,9 @@ func TestChaos(t *testing.T) {
 	if !rep.OK() {
 		dumpLogs()
 		t.Errorf("%d guarantees broken", len(rep.Violations))
+	}
+	if err := <-lifeErr; err != nil {
+		t.Errorf("lifecycle under chaos: %v", err)
 	}
 	if rep.Relaxed == 0 {
 		t.Errorf("no candidate was relaxed: the relax role was not exercised")

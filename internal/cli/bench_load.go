@@ -62,7 +62,7 @@ func newBenchLoadCmd() *cobra.Command {
 	f.BoolVar(&o.Embedded, "embedded", false, "run the servers inside this process even if nats-server and redis-server exist")
 	f.BoolVar(&o.Processes, "processes", false, "run the services as their binaries, one process each")
 	f.StringVar(&o.BinDir, "bin", "", "directory of the service binaries for --processes (default: this binary's)")
-	f.StringVar(&o.DataDir, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
+	f.StringVar(&o.DataDir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	f.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "give up after this long")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd

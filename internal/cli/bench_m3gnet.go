@@ -30,7 +30,7 @@ func newBenchM3GNetCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.DataDir, "data", "", "data directory with models/m3gnet and golden/ (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	f.StringVar(&o.DataDir, "data", "", "data directory with models/m3gnet and golden/ (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	f.StringVar(&o.Python, "python", "python3", "Python interpreter with numpy and torch")
 	f.BoolVar(&o.NoTorch, "no-torch", false, "skip the PyTorch runs")
 	f.DurationVar(&o.MinTime, "min-time", 3*time.Second, "time spent on each implementation")

@@ -54,7 +54,7 @@ func newBenchPipelineCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.DataDir, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
+	f.StringVar(&o.DataDir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	f.IntVar(&o.Budget, "budget", 600, "evaluations of the one-evaluator campaign (b)")
 	f.IntVar(&o.Batch, "batch", 16, "evaluator batch size for (a) and (b)")
 	f.DurationVar(&o.Delay, "delay", 20*time.Millisecond, "artificial oracle cost per candidate for (c)")

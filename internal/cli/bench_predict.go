@@ -34,7 +34,7 @@ func newBenchPredictCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.DataDir, "data", "", "data directory with models/cgcnn and golden/cgcnn (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	f.StringVar(&o.DataDir, "data", "", "data directory with models/cgcnn and golden/cgcnn (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	f.BoolVar(&o.Reference, "reference", false, "also time the reference implementation, in the same run")
 	f.StringVar(&o.Python, "python", "python3", "Python interpreter with torch and pymatgen, for --reference")
 	f.DurationVar(&o.MinTime, "min-time", 2*time.Second, "time spent on each configuration")

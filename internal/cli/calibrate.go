@@ -113,7 +113,7 @@ refused.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.Flags().StringVar(&out, "out", "", "calibration file to write")
 	cmd.Flags().IntVar(&per, "per-property", calibrate.DefaultPerProperty, "known compounds measured per property")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the sample's order")

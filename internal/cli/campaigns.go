@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/internal/service/control"
@@ -28,9 +30,9 @@ func init() {
 
 func newSubmitCmd() *cobra.Command {
 	var (
-		cf   campaignFlags
-		conn connection
-		wait bool
+		cf           campaignFlags
+		conn         connection
+		wait, resume bool
 	)
 	cmd := &cobra.Command{
 		Use:   "submit [SPEC] [--task NAME] --budget N",
@@ -40,7 +42,9 @@ proposers pick it up. The campaign comes from a spec file (YAML or JSON: the
 fields of a campaign with its task inline), a built-in task (--task) or a
 task file (--task-file, LLEMA's CSV format or YAML), with flags overriding.
 It prints the campaign id; --wait follows it to the end and prints its
-summary.`,
+summary. An id that exists is refused, unless --resume (then the
+existing campaign is followed); "crucible campaign extend" raises a
+campaign's budget.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -58,7 +62,7 @@ summary.`,
 			defer closeFn()
 			pctx, cancel := context.WithTimeout(ctx, conn.timeout)
 			defer cancel()
-			if err := cl.Submit(pctx, spec); err != nil {
+			if err := cl.Submit(pctx, spec); err != nil && !(resume && errors.Is(err, client.ErrExists)) {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
@@ -81,6 +85,7 @@ summary.`,
 	cf.bind(cmd)
 	conn.bind(cmd)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the campaign to finish and print its summary")
+	cmd.Flags().BoolVar(&resume, "resume", false, "an id that exists is not an error: follow the existing campaign")
 	return cmd
 }
 
@@ -174,12 +179,25 @@ func newStatusCmd() *cobra.Command {
 	var (
 		conn   connection
 		asJSON bool
+		from   string
+		states []string
 	)
 	cmd := &cobra.Command{
-		Use:   "status [CAMPAIGN]",
+		Use:   "status [CAMPAIGN | --from DIR]",
 		Short: "Show campaigns and their counters, or one campaign's summary",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if from != "" {
+				res, err := local.Read(from)
+				if err != nil || asJSON {
+					if err == nil {
+						err = json.NewEncoder(cmd.OutOrStdout()).Encode(res.Summary)
+					}
+					return err
+				}
+				local.PrintSummary(cmd.OutOrStdout(), res.Summary)
+				return nil
+			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
 			if err != nil {
@@ -213,7 +231,7 @@ func newStatusCmd() *cobra.Command {
 			}
 			for _, id := range ids {
 				spec, st, err := cl.Campaign(ctx, id)
-				if err != nil {
+				if err != nil || len(states) > 0 && !slices.Contains(states, st.Status) {
 					continue
 				}
 				if asJSON {
@@ -230,17 +248,19 @@ func newStatusCmd() *cobra.Command {
 	}
 	conn.bind(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "JSON output")
+	cmd.Flags().StringVar(&from, "from", "", "read the summary of a crucible local run's folder instead of the installation")
+	cmd.Flags().StringSliceVar(&states, "state", nil, "only campaigns in these states (running, paused, completed, exhausted, cancelled)")
 	return cmd
 }
 
 func newResultsCmd() *cobra.Command {
 	var (
-		conn            connection
-		format, out     string
-		all, symmetrize bool
+		conn              connection
+		format, out, from string
+		all, symmetrize   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "results CAMPAIGN [--format jsonl|csv|cif|poscar|json|xyz]",
+		Use:   "results CAMPAIGN|--from DIR [--format jsonl|csv|cif|poscar|json|xyz]",
 		Short: "Export a campaign's evaluations (jsonl, csv) or structures (cif, poscar, json, xyz)",
 		Long: `results reads a campaign's evaluations back from the EVALUATIONS stream.
 jsonl prints every evaluation as it was published; csv one row per
@@ -255,12 +275,24 @@ structure, or a JSON array of {id, formula, structure} with structure a
 pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 --out DIR. CIFs list every site (P1); with --symmetrize they are written
 in the standard setting of each structure's space group, the one its
-evaluation records. See "crucible convert --help" for the formats.`,
-		Args: cobra.ExactArgs(1),
+evaluation records. See "crucible convert --help" for the formats.
+
+csv has one column per property in its unit ("band_gap [eV]"), with the
+uncertainty ("band_gap uncertainty [eV]": the surrogate's test MAE, empty
+for exact sources) and the source (cgcnn, reference, structure, hull).
+
+--from DIR reads a crucible local run's folder instead of an installation.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			campaign := args[0]
-			if err := messages.ValidateCampaignID(campaign); err != nil {
-				return &exitError{code: 2, err: err}
+			if (from != "") == (len(args) == 1) {
+				return &exitError{code: 2, err: errors.New("give a campaign, or --from DIR with a crucible local result")}
+			}
+			campaign := from
+			if from == "" {
+				campaign = args[0]
+				if err := messages.ValidateCampaignID(campaign); err != nil {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			var structFormat crystal.Format
 			if format != "jsonl" && format != "csv" {
@@ -273,16 +305,7 @@ evaluation records. See "crucible convert --help" for the formats.`,
 			if symmetrize && structFormat != crystal.FormatCIF {
 				return &exitError{code: 2, err: errors.New("--symmetrize writes CIF: use it with --format cif")}
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("no campaign %s", campaign)
-			}
-			evs, err := cl.Evaluations(ctx, campaign)
+			evs, accepted, err := resultsOf(cmd, &conn, campaign, from != "")
 			if err != nil {
 				return err
 			}
@@ -301,10 +324,6 @@ evaluation records. See "crucible convert --help" for the formats.`,
 			}
 			structs := evs
 			if !all {
-				accepted, err := cl.Discovered(ctx, campaign)
-				if err != nil {
-					return err
-				}
 				structs = nil
 				for _, ev := range evs {
 					if accepted[ev.ID] {
@@ -320,6 +339,39 @@ evaluation records. See "crucible convert --help" for the formats.`,
 	f.StringVar(&format, "format", "jsonl", "jsonl, csv, or structures as cif, poscar, json (pymatgen) or xyz (extended XYZ)")
 	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
 	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
+	f.StringVar(&from, "from", "", "read a crucible local run's folder instead of the installation")
 	f.BoolVar(&symmetrize, "symmetrize", false, "with --format cif: each structure in the standard setting of its space group")
 	return cmd
+}
+
+// resultsOf returns a campaign's evaluations and the ids of its
+// discoveries, from the installation or, with fromDir, from a local
+// run's folder.
+func resultsOf(cmd *cobra.Command, conn *connection, campaign string, fromDir bool) ([]*messages.Evaluation, map[string]bool, error) {
+	if fromDir {
+		res, err := local.Read(campaign)
+		if err != nil {
+			return nil, nil, err
+		}
+		accepted := map[string]bool{}
+		for _, d := range res.Discoveries {
+			accepted[d.ID] = true
+		}
+		return res.Evaluations, accepted, nil
+	}
+	ctx := cmd.Context()
+	cl, closeFn, err := conn.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeFn()
+	if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
+		return nil, nil, fmt.Errorf("no campaign %s", campaign)
+	}
+	evs, err := cl.Evaluations(ctx, campaign)
+	if err != nil {
+		return nil, nil, err
+	}
+	accepted, err := cl.Discovered(ctx, campaign)
+	return evs, accepted, err
 }

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/bus"
@@ -36,6 +38,9 @@ func (c *connection) open(ctx context.Context) (*client.Client, func(), error) {
 	c.cfg.NATS.Namespace = c.cfg.Namespace
 	c.cfg.NATS.Name = "crucible-cli"
 	c.cfg.Redis.Namespace = c.cfg.Namespace
+	say := func(line string) { fmt.Fprintln(os.Stderr, line) }
+	c.cfg.NATS.Notify, c.cfg.Redis.Notify = say, say
+	store.RouteLogs(zap.NewNop())
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	b, err := bus.Connect(cctx, c.cfg.NATS)

@@ -26,7 +26,7 @@ tables in data/ and the CGCNN checkpoints in models/cgcnn/. The directory is
 --dir, else $CRUCIBLE_DATA, else crucible/ in the user's cache folder
 (~/.cache/crucible on Linux).`,
 	}
-	cmd.PersistentFlags().StringVar(&dir, "dir", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	cmd.PersistentFlags().StringVar(&dir, "dir", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.AddCommand(newDataPullCmd(&dir), newDataCheckCmd(&dir))
 	return cmd
 }

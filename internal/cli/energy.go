@@ -16,7 +16,7 @@ func init() {
 	register(newRelaxCmd)
 }
 
-const energyDataHelp = `Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
+const energyDataHelp = `Data comes from --data, else $CRUCIBLE_DATA, else a shared folder beside the repository, else ~/.cache/crucible ("crucible
 data pull" fetches it): the M3GNet-MP-2021.2.8-PES potential in
 models/m3gnet/, read as matgl publishes it.`
 
@@ -61,7 +61,7 @@ stress (3×3).
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
-	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures evaluated in parallel (default: one per CPU)")
 	return cmd
 }
@@ -146,7 +146,7 @@ data/mp_elemental_reference_entries.json.gz, the hull the reference tables.`,
 	cmd.Flags().BoolVar(&fixedCell, "fixed-cell", false, "relax the positions only")
 	cmd.Flags().StringVar(&scheme, "scheme", "legacy", "MP correction scheme of the formation energy: legacy or mp2020 (Matbench Discovery's)")
 	cmd.Flags().StringVar(&out, "out", "", "write the relaxed structures to this directory (CIF and pymatgen JSON)")
-	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures relaxed in parallel (default: one per CPU)")
 	return cmd
 }

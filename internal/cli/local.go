@@ -106,6 +106,8 @@ func newLocalCmd() *cobra.Command {
 	var (
 		cf                campaignFlags
 		out, data, state  string
+		resumeDir         string
+		force             bool
 		natsURL, redisURL string
 		evaluators        int
 		delay, timeout    time.Duration
@@ -147,6 +149,13 @@ With --generator llm or --reflector llm the endpoint is checked first (GET /mode
 completion of one token): a run whose endpoint is unreachable, refuses the
 key or does not serve the model is refused with the reason.
 
+SIGINT or SIGTERM (Ctrl-C) pauses the campaign, waits for the work in flight
+to be evaluated, writes the results so far and the summary to DIR, keeps
+the campaign's state in DIR/.crucible and prints how to resume:
+"crucible local --resume DIR" continues to the budget, with no evaluation
+lost or repeated. A second Ctrl-C ends the process at once. DIR must be
+empty unless --force (which replaces an earlier run's results).
+
 With --state DIR the memory banks (reflections, directives, lessons) are
 read from DIR/memory.json before the campaign and written back after it,
 so that a later local campaign on the same task starts from what this one
@@ -154,7 +163,7 @@ learned; campaigns' own state is not kept.
 
 With --nats and --redis (or CRUCIBLE_NATS_URL / CRUCIBLE_REDIS_URL) it uses
 real servers instead. Data (CGCNN checkpoints, reference tables) comes from
---data, CRUCIBLE_DATA, ../shared when present, or the user cache (fill it
+--data, CRUCIBLE_DATA, a shared folder beside the repository, or the user cache (fill it
 with "crucible data pull").
 
 The process runs Go's garbage collector at GOGC=400 unless GOGC is set:
@@ -166,7 +175,7 @@ fewer collections for a larger peak heap.`,
 			}
 			// Alone on embedded servers, a reproduced run keeps its ids.
 			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
-			spec, err := cf.spec(cmd.ErrOrStderr())
+			spec, err := localSpec(cmd, &cf, resumeDir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -192,8 +201,16 @@ fewer collections for a larger peak heap.`,
 					return err
 				}
 			}
-			if out == "" {
+			switch {
+			case resumeDir != "":
+				out = resumeDir
+			case out == "":
 				out = filepath.Join("crucible-out", spec.ID)
+			}
+			if resumeDir == "" {
+				if err := local.PrepareOut(out, force); err != nil {
+					return &exitError{code: 2, err: err}
+				}
 			}
 			log := zap.NewNop()
 			if verbose || logLevel != "" {
@@ -205,8 +222,12 @@ fewer collections for a larger peak heap.`,
 				}
 			}
 			local.TuneGC()
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			// The first SIGINT or SIGTERM drains the campaign and keeps it
+			// for --resume; a second one ends the process at once.
+			ctx := cmd.Context()
+			sig, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			go func() { <-sig.Done(); stop() }()
 			stderr := cmd.ErrOrStderr()
 			if !quiet {
 				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
@@ -214,6 +235,7 @@ fewer collections for a larger peak heap.`,
 			var stack atomic.Pointer[local.Stack]
 			opts, loaded, err := local.WithData(local.Options{
 				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
+				Notify: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) },
 			}, data, baseline, spec, llmClient, func() (*nats.Conn, error) {
 				if st := stack.Load(); st != nil {
 					return st.Bus.NC, nil
@@ -227,12 +249,28 @@ fewer collections for a larger peak heap.`,
 				return err
 			}
 			opts.Evaluator.Delay = delay
+			if natsURL == "" {
+				opts.JetStreamDir = local.StreamsDir(out)
+			}
+			if resumeDir != "" {
+				opts.ResumeFrom = resumeDir
+			}
 			st, err := local.Start(ctx, opts)
 			if err != nil {
 				return err
 			}
 			stack.Store(st)
-			defer st.Close()
+			// The run's streams stay in --out only for a resume.
+			keep := false
+			defer func() {
+				st.Close()
+				if !keep {
+					_ = local.Finished(out)
+				}
+			}()
+			if err := local.WriteRunSpec(out, spec); err != nil {
+				return err
+			}
 			if state != "" {
 				n, err := local.LoadState(ctx, st.Store, state)
 				if err != nil {
@@ -251,9 +289,13 @@ fewer collections for a larger peak heap.`,
 				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
 			}
 			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: loaded.Provided,
-				Generator: local.GeneratorLabel(spec, baseline)})
+				Generator: local.GeneratorLabel(spec, baseline), Interrupt: sig.Done(), Resume: resumeDir != ""})
 			if !quiet {
 				fmt.Fprintln(stderr)
+			}
+			if errors.Is(err, local.ErrInterrupted) {
+				keep = true
+				return interrupted(cmd, st, res, out)
 			}
 			if err != nil {
 				return err
@@ -277,9 +319,11 @@ fewer collections for a larger peak heap.`,
 	}
 	cf.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>)")
+	f.StringVar(&out, "out", "", "directory for the results (default crucible-out/<campaign>); it must be empty, unless --force")
+	f.BoolVar(&force, "force", false, "replace the results of an earlier run in --out")
+	f.StringVar(&resumeDir, "resume", "", "continue the interrupted run whose results are in this directory, to its budget")
 	f.StringVar(&state, "state", "", "keep the memory banks in this directory across runs (read at start, written at the end; see \"crucible memory --state\")")
-	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, ../shared, or the user cache)")
+	f.StringVar(&data, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	f.StringVar(&natsURL, "nats", os.Getenv("CRUCIBLE_NATS_URL"), "use this NATS server instead of an embedded one [CRUCIBLE_NATS_URL]")
 	f.StringVar(&redisURL, "redis", os.Getenv("CRUCIBLE_REDIS_URL"), "use this Redis server instead of an embedded one [CRUCIBLE_REDIS_URL]")
 	f.IntVar(&evaluators, "evaluators", 1, "evaluator replicas")

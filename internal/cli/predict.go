@@ -98,7 +98,7 @@ null when they cannot be computed). A structure that cannot be relaxed is
 reported as an unreadable one is, with the code relaxation_failed; one of
 more atoms than the validity limit is not relaxed (nor predicted).
 
-Data comes from --data, else $CRUCIBLE_DATA, else ~/.cache/crucible ("crucible
+Data comes from --data, else $CRUCIBLE_DATA, else a shared folder beside the repository, else ~/.cache/crucible ("crucible
 data pull" fetches it). An unreadable file is reported (with --json as a line
 with valid false and the reason) and the others are processed; the exit
 status is then 1.`,
@@ -142,7 +142,7 @@ status is then 1.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	cmd.Flags().BoolVar(&withHull, "hull", false, "also the energy above the convex hull and the decomposition")
 	cmd.Flags().BoolVar(&relaxFirst, "relax", false, "relax each structure on the M3GNet potential first and predict on the relaxed one")
-	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures evaluated in parallel (default: one per CPU)")
 	return cmd
 }

@@ -26,7 +26,8 @@ evaluates them with CGCNN surrogates and exact convex hulls, learns across
 generations and campaigns, and publishes discoveries as events.
 
 Data (CGCNN checkpoints, Materials Project reference tables) is read from the
-directory in CRUCIBLE_DATA (default ~/.cache/crucible); fetch it with
+directory given by --data, CRUCIBLE_DATA, a shared folder beside the
+repository, or ~/.cache/crucible; fetch it with
 "crucible data pull".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

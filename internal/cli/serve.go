@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/crucible-sci/crucible/internal/app"
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/console"
 )
 
@@ -56,7 +57,7 @@ otherwise. Stop it with Ctrl-C.`,
 					return fmt.Errorf("CRUCIBLE_CONSOLE_TOKEN_FILE: %w", err)
 				}
 			}
-			srv := &console.Server{Client: cl, Control: console.ReadOnly{}, Token: token, Log: log}
+			srv := &console.Server{Client: cl, Control: client.Lifecycle{Client: cl}, Token: token, Log: log}
 			return srv.Serve(ctx, addr, func(a net.Addr) {
 				mode := "read-only (set CRUCIBLE_CONSOLE_TOKEN for the lifecycle verbs)"
 				if srv.Token != "" {

@@ -71,7 +71,7 @@ model and its calibrated uncertainty are the same, in a fraction of the time.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "data", "", "data directory (default $CRUCIBLE_DATA, else ~/.cache/crucible)")
+	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.Flags().StringVar(&out, "out", "", "model file to write (one property; default <data>/models/surrogate/PROPERTY.json)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the folds, subsamples and trees")
 	cmd.Flags().BoolVar(&quick, "quick", false, "only the cross-validation that calibrates the uncertainty")

@@ -26,8 +26,14 @@ type Client struct {
 	Provided []string
 }
 
+// ErrExists is wrapped by Submit's error for a campaign id the
+// installation holds already.
+var ErrExists = errors.New("exists")
+
 // Submit fills the spec's defaults, validates it and publishes it. The
 // proposer answers with a status event (running, or rejected with why).
+// A campaign id that exists is an error wrapping ErrExists, which says
+// its state and how to raise its budget instead.
 func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error {
 	spec.ApplyDefaults()
 	if spec.SubmittedAt.IsZero() {
@@ -37,6 +43,12 @@ func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error 
 		return err
 	}
 	if err := spec.Task.CheckProviders(c.Provided); err != nil {
+		return err
+	}
+	if st, err := c.Store.State(ctx, spec.ID); err == nil {
+		return fmt.Errorf("campaign %s %w (%s, %d of %d evaluated): choose another --id, or raise its budget with \"crucible campaign extend %s --budget N\"",
+			spec.ID, ErrExists, st.Status, st.Counters.Evaluated, st.Budget, spec.ID)
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return c.Bus.Publish(ctx, messages.Subject(messages.SubjectSubmit, spec.ID), spec)
@@ -115,8 +127,10 @@ func (c *Client) read(ctx context.Context, st jetstream.Stream, filter string, p
 	return ctx.Err()
 }
 
-// WaitDone waits for a campaign's final status (completed, exhausted or
-// rejected).
+// WaitDone waits for a campaign's final status (completed, exhausted,
+// cancelled or rejected). A final status that an extension made stale
+// (the store holds the campaign running again, or finished with more
+// evaluations) is passed over.
 func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Status, error) {
 	var final *messages.Status
 	err := c.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, campaign), false, func(_ string, data []byte) (bool, error) {
@@ -124,12 +138,17 @@ func (c *Client) WaitDone(ctx context.Context, campaign string) (*messages.Statu
 		if err := messages.Decode(data, &s); err != nil {
 			return false, nil // not ours to judge; the dead letters have it
 		}
-		switch s.State {
-		case messages.StateCompleted, messages.StateExhausted, messages.StateRejected:
-			final = &s
-			return true, nil
+		if !messages.Finished(s.State) {
+			return false, nil
 		}
-		return false, nil
+		if s.State != messages.StateRejected {
+			st, err := c.Store.State(ctx, campaign)
+			if err == nil && (!messages.Finished(st.Status) || s.Counters.Evaluated < st.Counters.Evaluated) {
+				return false, nil // extended since: a later final status follows
+			}
+		}
+		final = &s
+		return true, nil
 	})
 	if final != nil {
 		return final, nil

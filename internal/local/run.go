@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/client"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -23,6 +25,9 @@ import (
 type Progress struct {
 	Budget, Evaluated, Hits, Stable, Discoveries int
 	Elapsed                                      time.Duration
+	// Waiting names the server the run waits for ("Redis"), while it
+	// cannot be reached; the counters are the last ones read.
+	Waiting string
 }
 
 // Result is what a finished local campaign produced.
@@ -52,10 +57,30 @@ type RunOptions struct {
 	// proposer uses one the spec does not name (the random-substitution
 	// baseline); empty keeps the spec's.
 	Generator string
+	// Interrupt, when closed, stops the run: see Run.
+	Interrupt <-chan struct{}
+	// Resume continues a campaign that exists instead of refusing it.
+	Resume bool
 }
+
+// ErrInterrupted is returned, with the partial result, by a Run that
+// RunOptions.Interrupt stopped: the campaign is paused, its work in
+// flight evaluated, and its results so far written.
+var ErrInterrupted = errors.New("interrupted")
+
+// DrainTimeout bounds how long an interrupted Run waits for the work in
+// flight before it writes what it has.
+const DrainTimeout = 2 * time.Minute
 
 // Run submits spec to the stack, waits for the campaign to finish and for
 // the judge to catch up, and collects (and writes) its results.
+//
+// When o.Interrupt closes first, Run pauses the campaign (its state stays
+// exactly where it stopped), waits up to DrainTimeout for its generations
+// in flight to be evaluated and judged, writes the partial results and
+// summary, and returns them with ErrInterrupted. With o.Resume, a
+// campaign that exists already (a paused or interrupted one) is resumed
+// instead of submitted.
 func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOptions) (*Result, error) {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -65,7 +90,12 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 	start := time.Now()
 	cl := &client.Client{Bus: s.Bus, Store: s.Store, Provided: o.Provided}
 	if err := cl.Submit(ctx, spec); err != nil {
-		return nil, err
+		if !o.Resume || !errors.Is(err, client.ErrExists) {
+			return nil, err
+		}
+		if err := resume(ctx, cl, spec.ID); err != nil {
+			return nil, err
+		}
 	}
 	stopProgress := make(chan struct{})
 	var wg sync.WaitGroup
@@ -75,20 +105,52 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 			defer wg.Done()
 			t := time.NewTicker(500 * time.Millisecond)
 			defer t.Stop()
+			var last Progress
 			for {
 				select {
 				case <-stopProgress:
 					return
 				case <-t.C:
-					if st, err := s.Store.State(ctx, spec.ID); err == nil {
-						o.OnProgress(Progress{Budget: spec.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
-							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries, Elapsed: time.Since(start)})
+					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					st, err := s.Store.State(sctx, spec.ID)
+					cancel()
+					switch {
+					case err == nil:
+						last = Progress{Budget: st.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
+							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries}
+					case !errors.Is(err, store.ErrNotFound):
+						last.Waiting = "Redis"
 					}
+					p := last
+					p.Elapsed = time.Since(start)
+					last.Waiting = ""
+					o.OnProgress(p)
 				}
 			}
 		}()
 	}
-	status, err := cl.WaitDone(ctx, spec.ID)
+	wctx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
+	if o.Interrupt != nil {
+		go func() {
+			select {
+			case <-o.Interrupt:
+				stopWait()
+			case <-wctx.Done():
+			}
+		}()
+	}
+	status, err := cl.WaitDone(wctx, spec.ID)
+	interrupted := false
+	select {
+	case <-o.Interrupt:
+		interrupted = true
+	default:
+	}
+	if interrupted {
+		stopWait() // a final status may have come meanwhile: it is read again below
+		status, err = drain(ctx, cl, spec.ID)
+	}
 	if err == nil && status == nil {
 		err = fmt.Errorf("campaign %s: no final status", spec.ID)
 	}
@@ -118,7 +180,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		res.Summary.JudgeRejected = len(res.Verdicts)
 		res.Summary.WallSeconds = time.Since(start).Seconds()
 		if o.OnProgress != nil {
-			o.OnProgress(Progress{Budget: spec.Budget, Evaluated: res.Summary.Evaluated, Hits: res.Summary.Hits,
+			o.OnProgress(Progress{Budget: res.Summary.Budget, Evaluated: res.Summary.Evaluated, Hits: res.Summary.Hits,
 				Stable: res.Summary.StableHits, Discoveries: res.Summary.Discoveries, Elapsed: time.Since(start)})
 		}
 	}
@@ -127,7 +189,60 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 			return res, err
 		}
 	}
+	if interrupted && messages.Finished(status.State) {
+		interrupted = false // it finished while draining: nothing to resume
+	}
+	if interrupted {
+		return res, ErrInterrupted
+	}
 	return res, nil
+}
+
+// resume continues a campaign that exists: a paused one is resumed, and
+// one running or finished is only waited for.
+func resume(ctx context.Context, cl *client.Client, campaign string) error {
+	st, err := cl.Store.State(ctx, campaign)
+	if err != nil {
+		return err
+	}
+	if st.Status != messages.StatePaused {
+		return nil
+	}
+	_, err = cl.Resume(ctx, campaign)
+	return err
+}
+
+// drain pauses an interrupted campaign, waits up to DrainTimeout for its
+// generations in flight, and returns its final status if it finished
+// meanwhile, else a status with its summary as it stands.
+func drain(ctx context.Context, cl *client.Client, campaign string) (*messages.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, DrainTimeout)
+	defer cancel()
+	if _, err := cl.Pause(ctx, campaign); err != nil && !errors.Is(err, client.ErrRefused) {
+		return nil, err
+	}
+	for {
+		st, err := cl.Store.State(ctx, campaign)
+		if err != nil {
+			return nil, err
+		}
+		if st.Inflight == 0 || messages.Finished(st.Status) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("campaign %s: generations still in flight after %v: %w", campaign, DrainTimeout, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if st, err := cl.Store.State(ctx, campaign); err == nil && messages.Finished(st.Status) {
+		return cl.WaitDone(ctx, campaign)
+	}
+	sum, err := cl.Show(ctx, campaign)
+	if err != nil {
+		return nil, err
+	}
+	return &messages.Status{Schema: messages.SchemaVersion, Campaign: campaign, State: sum.State, Counters: sum.Counters, Summary: sum, At: time.Now().UTC()}, nil
 }
 
 // sort puts the results in the order of their candidates (generation,
@@ -311,6 +426,9 @@ func ProgressLine(p Progress, width int) string {
 	}
 	fmt.Fprintf(&b, "%d/%d evaluated · %d hits · %d stable · %d discoveries · %.1f eval/s",
 		p.Evaluated, p.Budget, p.Hits, p.Stable, p.Discoveries, rate)
+	if p.Waiting != "" {
+		fmt.Fprintf(&b, " · waiting for %s", p.Waiting)
+	}
 	return b.String()
 }
 

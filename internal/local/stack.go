@@ -49,6 +49,12 @@ type Options struct {
 	Evaluators int
 	// NoServices starts only the infrastructure (a client-only stack).
 	NoServices bool
+	// Notify is told, in one line each, that NATS or Redis cannot be
+	// reached at start (nil: a warning in the log).
+	Notify func(line string)
+	// ResumeFrom is the output folder of an interrupted run whose store
+	// the embedded store starts from (Stack.Suspend wrote it).
+	ResumeFrom string
 	Log        *zap.Logger
 }
 
@@ -65,6 +71,7 @@ type Stack struct {
 	mu       sync.Mutex
 	services map[string]*running
 	seq      int
+	closed   sync.Once
 }
 
 type running struct {
@@ -89,7 +96,8 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		}
 	}()
 	natsURL, redisURL := opts.NATSURL, opts.RedisURL
-	busOpts := bus.Options{Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log}
+	store.RouteLogs(opts.Log)
+	busOpts := bus.Options{Name: "crucible-local", Namespace: opts.Namespace, MemoryStorage: opts.MemoryStreams, Logger: opts.Log, Notify: opts.Notify}
 	if natsURL == "" {
 		if s.nats, err = embedded.StartNATS(opts.JetStreamDir); err != nil {
 			return nil, err
@@ -98,7 +106,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 		natsURL, busOpts.InProcess = s.nats.URL(), s.nats.Server()
 	}
 	busOpts.URL = natsURL
-	storeOpts := store.Options{URL: redisURL, Namespace: opts.Namespace}
+	storeOpts := store.Options{URL: redisURL, Namespace: opts.Namespace, Notify: opts.Notify}
 	if redisURL == "" {
 		if s.redis, err = embedded.StartRedis(); err != nil {
 			return nil, err
@@ -116,6 +124,11 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	}
 	if s.Store, err = store.Open(cctx, storeOpts); err != nil {
 		return nil, err
+	}
+	if opts.ResumeFrom != "" && s.redis != nil {
+		if err = restore(cctx, s.Store, opts.ResumeFrom); err != nil {
+			return nil, err
+		}
 	}
 	if opts.NoServices {
 		return s, nil
@@ -224,8 +237,11 @@ func (s *Stack) Purge(ctx context.Context) error {
 	return errors.Join(s.Bus.DeleteStreams(ctx), s.Store.DeleteNamespace(ctx))
 }
 
-// Close stops every service (draining), then the connections and servers.
-func (s *Stack) Close() {
+// Close stops every service (draining), then the connections and servers;
+// it may be called again.
+func (s *Stack) Close() { s.closed.Do(s.close) }
+
+func (s *Stack) close() {
 	for _, name := range s.Services() {
 		_ = s.StopService(name)
 	}

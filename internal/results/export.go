@@ -22,23 +22,38 @@ import (
 
 // WriteCSV writes one row per evaluation: id, formula, generation, island,
 // operator, the flags, score, e_above_hull, the space group's number and
-// symbol (empty when the evaluation has none), reasons, then one column per
-// property any evaluation has, in name order (empty where it has none).
+// symbol (empty when the evaluation has none), reasons, then three
+// columns per property any evaluation has, in name order (empty where it
+// has none): its value and its uncertainty (the surrogate's test MAE;
+// empty for an exact source), both headed with the unit ("band_gap [eV]",
+// "band_gap uncertainty [eV]"), and its source ("band_gap source":
+// cgcnn, reference, structure or hull).
 func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
-	props := map[string]bool{}
+	units := map[string]string{}
 	for _, ev := range evs {
-		for name := range ev.Properties {
-			props[name] = true
+		for name, p := range ev.Properties {
+			if _, ok := units[name]; !ok || units[name] == "" {
+				units[name] = p.Unit
+			}
 		}
 	}
-	names := make([]string, 0, len(props))
-	for n := range props {
+	names := make([]string, 0, len(units))
+	for n := range units {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	withUnit := func(name, unit string) string {
+		if unit == "" {
+			return name
+		}
+		return name + " [" + unit + "]"
+	}
 	cw := csv.NewWriter(w)
-	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "space_group", "space_group_symbol", "reasons"}
-	if err := cw.Write(append(header, names...)); err != nil {
+	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull [eV/atom]", "space_group", "space_group_symbol", "reasons"}
+	for _, n := range names {
+		header = append(header, withUnit(n, units[n]), withUnit(n+" uncertainty", units[n]), n+" source")
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
@@ -59,10 +74,14 @@ func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 			ev.Candidate.Operator, strconv.FormatBool(ev.Valid), strconv.FormatBool(ev.Feasible), strconv.FormatBool(ev.Stable),
 			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, sgNumber, sgSymbol, strings.Join(reasons, "; ")}
 		for _, n := range names {
-			if p, ok := ev.Properties[n]; ok {
-				row = append(row, f(p.Value))
-			} else {
-				row = append(row, "")
+			p, ok := ev.Properties[n]
+			switch {
+			case !ok:
+				row = append(row, "", "", "")
+			case p.Uncertainty > 0:
+				row = append(row, f(p.Value), f(p.Uncertainty), p.Source)
+			default: // an exact source, or none published
+				row = append(row, f(p.Value), "", p.Source)
 			}
 		}
 		if err := cw.Write(row); err != nil {

@@ -93,14 +93,17 @@ func (s *Store) Campaigns(ctx context.Context) ([]string, error) {
 
 // State is a campaign's counters and control fields.
 type State struct {
-	Status        string
-	Episode       int
-	Inflight      int
-	Counters      messages.Counters
-	EAboveHullSum float64
-	EAboveHullN   int
-	Unique        int
-	Created       time.Time
+	Status   string
+	Episode  int
+	Inflight int
+	// Budget is the campaign's budget of evaluations, Extended the part
+	// of it that crucible campaign extend added.
+	Budget, Extended int
+	Counters         messages.Counters
+	EAboveHullSum    float64
+	EAboveHullN      int
+	Unique           int
+	Created          time.Time
 	// SpaceGroups counts the valid proposed candidates evaluated in each
 	// space group (by ITA number); StableSpaceGroups the novel stable ones
 	// (MADE's N_stable) among them.
@@ -131,6 +134,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	st := &State{raw: m, Status: m["status"]}
 	st.Episode = st.Int("episode")
 	st.Inflight = st.Int("inflight")
+	st.Budget, st.Extended = st.Int("budget"), st.Int("extended")
 	st.Unique = st.Int("unique_compositions")
 	st.EAboveHullN = st.Int("ehull_n")
 	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)

@@ -46,6 +46,10 @@ type EvaluationRecord struct {
 	// when it is invalid or has none: the campaign counts its candidates
 	// per group (State.SpaceGroups) for MADE's space-group entropy.
 	SpaceGroup int
+	// ForJudge marks an evaluation the judge will weigh
+	// (messages.Evaluation.ForJudge): the campaign counts them, so that an
+	// ordered campaign can wait for its verdicts (JudgePending).
+	ForJudge bool
 	// Digest identifies the evaluation message recorded
 	// (messages.DigestBytes of its body): the judge judges only the
 	// evaluation the reflector counted.
@@ -120,7 +124,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 			sg = strconv.Itoa(r.SpaceGroup)
 		}
 		rec := [...]any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
-			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position, sg, r.Digest}
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position, sg, b2s(r.ForJudge), r.Digest}
 		args[0] = len(rec)
 		args = append(args, rec[:]...)
 	}

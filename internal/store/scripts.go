@@ -120,7 +120,14 @@ local function epShare(e, b, n)
   if e < b % n then return q + 1 end
   return q
 end
-local function epBudget(e) return epShare(e, num('budget'), num('episodes')) end
+-- epBudget is episode e's budget: the submitted budget split over the
+-- episodes, and what extensions added in the last one.
+local function epBudget(e)
+  local n, ext = num('episodes'), num('extended')
+  local b = epShare(e, num('budget') - ext, n)
+  if e == n - 1 then b = b + ext end
+  return b
+end
 -- reserve reserves the next generation of the current episode, once per
 -- trigger (triggers and gens are the campaign's hashes), through the
 -- cache. Returns "g:slots:episode", or "-1:<why>" when none can be
@@ -360,9 +367,10 @@ return out
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
 // find ("" if none), hit doc ("" if not a hit), seed position, space-group
 // number ("" if none; counted in the state's fields sg:<n> and, for a
-// novel stable candidate, sg_stable:<n>), digest of the evaluation's
-// message ("" if none; kept in the evaluated hash beside the outcome, for
-// the judge to match). Returns per
+// novel stable candidate, sg_stable:<n>), for the judge (1/0; counted in
+// the state's field for_judge), digest of the evaluation's message (""
+// if none; kept in the evaluated hash beside the outcome, for the judge to
+// match). Returns per
 // evaluation its outcome flags, prefixed "dup;" for a repeat, or "wait":
 // an ordered campaign (state field "ordered") records a seed only after
 // the seeds before it and a generation's candidate only after those
@@ -388,7 +396,7 @@ local logKey, log = KEYS[11 + 2 * count], {}
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
   'stable_hits', 'known', 'novel', 'ehull_sum', 'ehull_n', 'unique_compositions', 'inflight', 'generations', 'status',
-  'episode', 'batch', 'next_gen', 'ordered'}
+  'episode', 'batch', 'next_gen', 'ordered', 'extended', 'for_judge'}
 local ids, gf, cf, isf = {}, {}, {}, {}
 for r = 0, count - 1 do
   local a = 1 + r * stride
@@ -462,6 +470,7 @@ local function record(a, success, failure)
     if feasible then hincr(st, 'hits', 1) end
     if stable then hincr(st, 'stable', 1) end
     if stable and feasible then hincr(st, 'stable_hits', 1) end
+    if ARGV[a + 20] == '1' then hincr(st, 'for_judge', 1) end
     if known then hincr(st, 'known', 1) end
     if novel then hincr(st, 'novel', 1) end
     if novel and stable then table.insert(curve, index) end
@@ -506,12 +515,12 @@ local function record(a, success, failure)
       gdone = true
     end
     local epDone = hincr(st, 'ep' .. ep .. '_evaluated', 1)
-    if epDone == epShare(ep, budget, episodes) then table.insert(flags, 'episode_done') end
+    if epDone == epBudget(ep) then table.insert(flags, 'episode_done') end
     local status = hget(st, 'status')
     if index == budget then
-      if status == 'running' then hset(st, 'status', 'completed') end
+      if status == 'running' or status == 'paused' then hset(st, 'status', 'completed') end
       table.insert(flags, 'campaign_done')
-    elseif status == 'exhausted' and num('inflight') == 0 then
+    elseif (status == 'exhausted' or status == 'cancelled') and num('inflight') == 0 then
       table.insert(flags, 'campaign_done')
     end
     -- The next generation, reserved after the counters are final (a
@@ -519,8 +528,8 @@ local function record(a, success, failure)
     if gdone then table.insert(flags, 'next=' .. reserve('after/' .. g, KEYS[10], gens)) end
   end
   local res = table.concat(flags, ',')
-  if ARGV[a + 20] ~= '' then
-    hset(evaluated, id, res .. ',digest=' .. ARGV[a + 20])
+  if ARGV[a + 21] ~= '' then
+    hset(evaluated, id, res .. ',digest=' .. ARGV[a + 21])
   else
     hset(evaluated, id, res)
   end

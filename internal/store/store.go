@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/crucible-sci/crucible/internal/outage"
 	"github.com/crucible-sci/crucible/internal/tlsfiles"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	// Dial, when set, opens the connections instead of the network (an
 	// in-process server, embedded.Redis.Dial); URL still names the server.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Notify, when set, is told once, in one line (Unreachable), that
+	// Redis cannot be reached at start while Open retries quietly.
+	Notify func(line string)
 }
 
 // Store is the Redis state of Crucible.
@@ -43,6 +47,9 @@ type Store struct {
 	rdb     redis.UniversalClient
 	prefix  string
 	members memberCache
+	addr    string
+	notify  func(string)
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Open connects to Redis and checks the connection.
@@ -83,7 +90,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	uo.MinRetryBackoff = 20 * time.Millisecond
 	uo.MaxRetryBackoff = 500 * time.Millisecond
 	rdb := redis.NewUniversalClient(uo)
-	s := &Store{rdb: rdb, prefix: "crucible:"}
+	s := &Store{rdb: rdb, prefix: "crucible:", addr: strings.Join(uo.Addrs, ","), notify: o.Notify, dial: o.Dial}
 	if o.Namespace != "" {
 		s.prefix = "crucible:" + o.Namespace + ":"
 	}
@@ -94,24 +101,42 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
-// Ping checks the connection, retrying until ctx ends: a service that
-// starts while Redis restarts or fails over waits for it, as it waits for
-// NATS, instead of exiting into a crash loop. Give ctx a deadline.
+// Ping checks the connection, retrying with backoff (at most outage.RetryEvery
+// apart) until ctx ends: a service that starts while Redis restarts or
+// fails over waits for it, as it waits for NATS, instead of exiting into
+// a crash loop. The first failure is told once to Options.Notify. Give
+// ctx a deadline.
 func (s *Store) Ping(ctx context.Context) error {
 	delay := 100 * time.Millisecond
+	told := false
+	var cause error
 	for {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := s.rdb.Ping(pctx).Err()
 		cancel()
 		if err == nil {
 			return nil
 		}
+		if cause == nil || ctx.Err() == nil {
+			// The last failure before ctx ended says why; a dial that
+			// fails says it better than the pool's timeout.
+			cause = err
+			if s.dial == nil && !strings.Contains(s.addr, ",") {
+				if perr := outage.Probe(s.addr); perr != nil {
+					cause = perr
+				}
+			}
+		}
+		if !told && s.notify != nil {
+			s.notify(outage.Unreachable("Redis", s.addr, cause, outage.RetryEvery))
+			told = true
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("store: ping: %w (last error: %v)", ctx.Err(), err)
+			return fmt.Errorf("store: cannot reach Redis at %s: %s (gave up: %w)", s.addr, outage.Cause(cause), ctx.Err())
 		case <-time.After(delay):
 		}
-		delay = min(2*delay, time.Second)
+		delay = min(2*delay, outage.RetryEvery)
 	}
 }
 

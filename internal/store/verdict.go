@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -111,4 +112,24 @@ func (s *Store) Judged(ctx context.Context, campaign string) (map[string]int, er
 		}
 	}
 	return out, nil
+}
+
+// JudgePending returns how many of the campaign's recorded evaluations
+// the judge has still to weigh: those recorded for it (ForJudge) less the
+// candidates it has judged. An ordered campaign proposes a generation only
+// when it is 0, so that the finds its candidates are judged against are
+// those of every earlier generation, whatever the judge's pace.
+func (s *Store) JudgePending(ctx context.Context, campaign string) (int, error) {
+	want, err := s.rdb.HGet(ctx, s.stateKey(campaign), "for_judge").Int()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("store: judged of %s: %w", campaign, err)
+	}
+	judged, err := s.Judged(ctx, campaign)
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range judged {
+		want -= n
+	}
+	return max(want, 0), nil
 }

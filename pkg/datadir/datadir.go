@@ -52,30 +52,49 @@ func Default() (string, error) {
 	return filepath.Join(cache, "crucible"), nil
 }
 
-// Dir is the data directory: CRUCIBLE_DATA when set, else Default.
+// Dir is the data directory, the one lookup of every command and
+// service (a --data flag, when given, comes first): CRUCIBLE_DATA when
+// set; else a folder named shared beside the repository the working
+// directory is in (the nearest enclosing folder with go.mod or .git; the
+// layout the project is developed and demonstrated in) when it holds
+// data/ and models/cgcnn/; else Default.
 func Dir() (string, error) {
 	if dir := os.Getenv(EnvDir); dir != "" {
 		return dir, nil
 	}
-	return Default()
-}
-
-// Find is the data directory for a developer's checkout and the demo:
-// CRUCIBLE_DATA when set; else ../shared relative to the working directory
-// when it holds data/ and models/cgcnn/ (the layout the project is developed
-// in); else Default.
-func Find() (string, error) {
-	if dir := os.Getenv(EnvDir); dir != "" {
-		return dir, nil
-	}
 	if wd, err := os.Getwd(); err == nil {
-		dev := filepath.Join(filepath.Dir(wd), "shared")
-		if isDir(Tables(dev)) && isDir(Models(dev)) {
+		if dev, ok := besideRepository(wd); ok {
 			return dev, nil
 		}
 	}
 	return Default()
 }
+
+// Find is Dir (the name the demo and benchmarks used).
+func Find() (string, error) { return Dir() }
+
+// besideRepository returns the shared folder beside the repository that
+// holds dir (or beside dir itself), when it holds data.
+func besideRepository(dir string) (string, bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, marker := range []string{"go.mod", ".git"} {
+			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
+				if dev := filepath.Join(filepath.Dir(d), "shared"); hasData(dev) {
+					return dev, true
+				}
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if dev := filepath.Join(filepath.Dir(dir), "shared"); hasData(dev) {
+		return dev, true
+	}
+	return "", false
+}
+
+func hasData(dir string) bool { return isDir(Tables(dir)) && isDir(Models(dir)) }
 
 func isDir(path string) bool {
 	fi, err := os.Stat(path)

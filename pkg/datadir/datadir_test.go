@@ -391,8 +391,20 @@ func TestFind(t *testing.T) {
 	if got, err := Find(); err != nil || got != filepath.Join(root, "shared") {
 		t.Errorf("Find() = %q, %v; want the sibling shared folder", got, err)
 	}
-	if got, err := Dir(); err != nil || got != cache {
-		t.Errorf("Dir() = %q, %v; want the cache folder %q", got, err, cache)
+	if got, err := Dir(); err != nil || got != filepath.Join(root, "shared") {
+		t.Errorf("Dir() = %q, %v; want the sibling shared folder (one lookup)", got, err)
+	}
+	// Deep in the repository: the shared folder beside the repository.
+	deep := filepath.Join(work, "internal", "cli")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte("module x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(deep)
+	if got, err := Dir(); err != nil || got != filepath.Join(root, "shared") {
+		t.Errorf("Dir() in a subfolder of the repository = %q, %v; want the shared folder beside it", got, err)
 	}
 	t.Chdir(root)
 	if got, err := Find(); err != nil || got != cache {

@@ -88,7 +88,31 @@ const (
 	StateRejected = "rejected"
 	// StateEpisode: an episode ended and its reflection was written.
 	StateEpisode = "episode_completed"
+	// StatePaused: crucible campaign pause stopped new generations; the
+	// generations in flight finish, and resume continues from there.
+	StatePaused = "paused"
+	// StateCancelled: crucible campaign cancel stopped new generations;
+	// the campaign finishes, with its summary, once the generations in
+	// flight are evaluated.
+	StateCancelled = "cancelled"
 )
+
+// Finished reports whether state is a final state: the campaign requests
+// no more generations (extend restarts a completed or exhausted one).
+func Finished(state string) bool {
+	switch state {
+	case StateCompleted, StateExhausted, StateCancelled, StateRejected:
+		return true
+	}
+	return false
+}
+
+// EndsWhenDrained reports whether a campaign in state finishes once its
+// generations in flight are done (exhausted, cancelled) rather than when
+// its budget is spent.
+func EndsWhenDrained(state string) bool {
+	return state == StateExhausted || state == StateCancelled
+}
 
 // Counters are a campaign's running totals. Seeds are counted only in
 // Seeds; every other counter covers proposed candidates only.
@@ -191,6 +215,11 @@ type Summary struct {
 	// NStable is MADE's N_stable: novel candidates within the stability
 	// threshold of the hull.
 	NStable int `json:"n_stable"`
+	// Budget is the campaign's budget of evaluations, extensions included.
+	Budget int `json:"budget"`
+	// DiscoveryCurve is the discovery curve: the evaluation indices (from
+	// 1) at which the N_stable count grew, in order (MADE §4.4).
+	DiscoveryCurve []int `json:"discovery_curve"`
 	// SDE = N_stable / budget (MADE §4.4).
 	SDE float64 `json:"sde"`
 	// AUDC is the area under the discovery curve over the budget,
@@ -232,20 +261,31 @@ type Summary struct {
 
 // Status is a campaign status event.
 type Status struct {
-	Schema   int       `json:"schema"`
-	Campaign string    `json:"campaign"`
-	State    string    `json:"state"`
-	Episode  int       `json:"episode"`
-	Message  string    `json:"message,omitempty"`
-	Counters Counters  `json:"counters"`
-	Summary  *Summary  `json:"summary,omitempty"`
-	At       time.Time `json:"at"`
+	Schema   int      `json:"schema"`
+	Campaign string   `json:"campaign"`
+	State    string   `json:"state"`
+	Episode  int      `json:"episode"`
+	Message  string   `json:"message,omitempty"`
+	Counters Counters `json:"counters"`
+	Summary  *Summary `json:"summary,omitempty"`
+	// Control is the id of the control action (Control.ID) that caused
+	// the event: a pause, a resume, an extension or a cancellation.
+	Control string    `json:"control,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // MsgID is the event's deterministic message id: one event per campaign,
-// state and episode.
+// state and episode, per control action, and for a final state per
+// number of evaluations (an extended campaign finishes again, later).
 func (s *Status) MsgID() string {
-	return "status/" + s.Campaign + "/" + s.State + "/" + strconv.Itoa(s.Episode)
+	id := "status/" + s.Campaign + "/" + s.State + "/" + strconv.Itoa(s.Episode)
+	if s.Control != "" {
+		id += "/" + s.Control
+	}
+	if Finished(s.State) && s.State != StateRejected {
+		id += "/" + strconv.Itoa(s.Counters.Evaluated)
+	}
+	return id
 }
 
 // Validate names the bad field.
@@ -257,7 +297,7 @@ func (s *Status) Validate() error {
 		return invalid("status.campaign", "%v", err)
 	}
 	switch s.State {
-	case StateRunning, StateCompleted, StateExhausted, StateRejected, StateEpisode:
+	case StateRunning, StateCompleted, StateExhausted, StateRejected, StateEpisode, StatePaused, StateCancelled:
 	default:
 		return invalid("status.state", "unknown state %q", s.State)
 	}

@@ -1,16 +1,15 @@
 package messages
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/crucible-sci/crucible/pkg/strictjson"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -173,9 +172,7 @@ func DecodeSpec(data []byte) (*CampaignSpec, error) {
 		return nil, err
 	}
 	spec := &CampaignSpec{}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(spec); err != nil {
+	if err := strictjson.Decode(js, spec); err != nil {
 		return nil, err
 	}
 	return spec, nil

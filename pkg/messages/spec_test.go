@@ -108,8 +108,8 @@ func TestAssembleSpecErrors(t *testing.T) {
 		{"no budget", SpecSource{TaskName: "Stable Wide-Bandgap Semiconductors"}, ErrNoBudget, ""},
 		{"name and file", SpecSource{TaskName: "x", TaskFile: "y", Set: CampaignSpec{Budget: 10}}, nil, "give one"},
 		{"unknown task", SpecSource{TaskName: "no such task", Set: CampaignSpec{Budget: 10}}, nil, "unknown task"},
-		{"unknown field", SpecSource{File: writeFile(t, "typo.yaml", "budjet: 10\ntask: {name: x, constraints: [{property: band_gap, lower: 1}]}\n")}, nil, `unknown field "budjet"`},
-		{"unknown task field", SpecSource{File: writeFile(t, "typo.yaml", "budget: 10\ntask: {name: x, goals: y, constraints: [{property: band_gap, lower: 1}]}\n")}, nil, `unknown field "goals"`},
+		{"unknown field", SpecSource{File: writeFile(t, "typo.yaml", "budjet: 10\ntask: {name: x, constraints: [{property: band_gap, lower: 1}]}\n")}, nil, `unknown key "budjet" (did you mean "budget"?)`},
+		{"unknown task field", SpecSource{File: writeFile(t, "typo.yaml", "budget: 10\ntask: {name: x, goals: y, constraints: [{property: band_gap, lower: 1}]}\n")}, nil, `unknown key "goals" (did you mean "goal"?)`},
 		{"bad YAML", SpecSource{File: writeFile(t, "bad.yaml", "budget: [10\n")}, nil, "bad.yaml"},
 		{"invalid", SpecSource{TaskName: "Stable Wide-Bandgap Semiconductors", Set: CampaignSpec{Budget: 10, Islands: MaxIslands + 1}}, ErrInvalid, "campaign.islands"},
 		{"missing file", SpecSource{File: filepath.Join(t.TempDir(), "absent.yaml")}, os.ErrNotExist, ""},
@@ -145,7 +145,7 @@ func TestSpecOracle(t *testing.T) {
 		"oracle: dft\n":                    "campaign.oracle",
 		"screen: {max_e_above_hull: -1}\n": "campaign.screen.max_e_above_hull",
 		"screen: {error_multiple: -0.5}\n": "campaign.screen.error_multiple",
-		"screen: {max_e_above_hul: 0.2}\n": "unknown field",
+		"screen: {max_e_above_hul: 0.2}\n": `unknown key "max_e_above_hul" (did you mean "max_e_above_hull"?)`,
 		"screen: {max_e_above_hull: 11}\n": "campaign.screen.max_e_above_hull",
 	} {
 		_, _, err := AssembleSpec(SpecSource{File: writeFile(t, "c.yaml", specYAML+extra)})

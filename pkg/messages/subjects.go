@@ -183,6 +183,8 @@ const (
 	ConsumerRelax          = "evaluator-relax"
 	ConsumerReflector      = "reflector"
 	ConsumerJudge          = "judge"
+	// ConsumerControl is the reflector's consumer of lifecycle actions.
+	ConsumerControl = "reflector-control"
 )
 
 // Consumers are the durable consumers of the four services. All replicas
@@ -195,6 +197,7 @@ var Consumers = []ConsumerSpec{
 	{Name: ConsumerRelax, Stream: StreamRelax, FilterSubject: SubjectRelax + ".>", AckWait: ackWait, MaxAckPending: 256},
 	{Name: ConsumerReflector, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: ackWait, MaxAckPending: 1024},
 	{Name: ConsumerJudge, Stream: StreamEvaluations, FilterSubject: SubjectEvaluations + ".>", AckWait: ackWait, MaxAckPending: 512},
+	{Name: ConsumerControl, Stream: StreamCampaigns, FilterSubject: SubjectControl + ".>", AckWait: ackWait, MaxAckPending: 64},
 }
 
 // ackWait is every consumer's AckWait: long enough to ride out a missed

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/crucible-sci/crucible/pkg/strictjson"
 )
 
 // ErrBadFile is returned for a task file that cannot be read as a whole
@@ -289,9 +291,7 @@ func DecodeTasks(data []byte) ([]Task, []Issue, error) {
 			where = fmt.Sprintf("tasks[%d]", i)
 		}
 		var t Task
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&t); err != nil {
+		if err := strictjson.Decode(raw, &t); err != nil {
 			errs = append(errs, prefixed(where, "", err))
 			continue
 		}

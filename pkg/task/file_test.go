@@ -161,7 +161,7 @@ func TestDecodeTasksErrors(t *testing.T) {
 		t.Errorf("tasks %+v, want only Fine", tasks)
 	}
 	for _, want := range []string{
-		`tasks[0]: json: unknown field "lowr"`,
+		`tasks[0]: unknown key "lowr" (did you mean "lower"?)`,
 		`tasks[1] ("Zero Weight"): constraints[0].weight: bad constraint: weight 0 must be positive`,
 		`tasks[1] ("Zero Weight"): constraints[1].property: unknown property "hardness"`,
 		`tasks[1] ("Zero Weight"): elements.exclude: bad element rule: empty element set`,

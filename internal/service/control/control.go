@@ -80,12 +80,15 @@ func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error
 		Schema: messages.SchemaVersion, Campaign: spec.ID, State: sum.State, Episode: st.Episode,
 		Counters: sum.Counters, Summary: sum, At: time.Now().UTC(),
 	}
-	if sum.State == messages.StateExhausted {
+	switch sum.State {
+	case messages.StateExhausted:
 		status.Message = fmt.Sprintf("the generator produced no new candidate in %d generations in a row; %d of %d evaluations done",
-			store.ExhaustionLimit, sum.Evaluated, spec.Budget)
+			store.ExhaustionLimit, sum.Evaluated, sum.Budget)
 		if r := st.ExhaustedReason(); r != "" {
-			status.Message = fmt.Sprintf("%s; %d of %d evaluations done", r, sum.Evaluated, spec.Budget)
+			status.Message = fmt.Sprintf("%s; %d of %d evaluations done", r, sum.Evaluated, sum.Budget)
 		}
+	case messages.StateCancelled:
+		status.Message = fmt.Sprintf("cancelled; %d of %d evaluations done", sum.Evaluated, sum.Budget)
 	}
 	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
 		return err
@@ -93,6 +96,56 @@ func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error
 	c.Log.Info("campaign finished", zap.String("campaign", spec.ID), zap.String("state", sum.State),
 		zap.Int("evaluated", sum.Evaluated), zap.Int("hits", sum.Hits), zap.Int("stable", sum.Stable))
 	return nil
+}
+
+// Apply applies a lifecycle action (crucible campaign pause, resume,
+// cancel, extend) and its follow-ups, each idempotent, so that a
+// redelivered action repeats them harmlessly: the state change once
+// (Store.ApplyControl), the generations a resumed or extended campaign
+// needs (triggers "<action id>/<k>"), a status event (message id of the
+// action), and a cancelled campaign's final status when nothing was in
+// flight. A refused action (resuming a cancelled campaign) is reported in
+// the result, not as an error.
+func (c *Control) Apply(ctx context.Context, spec *messages.CampaignSpec, m *messages.Control) (store.ControlResult, error) {
+	r, err := c.Store.ApplyControl(ctx, m, spec.MaxInFlight)
+	if err != nil {
+		return r, err
+	}
+	log := c.Log.With(zap.String("campaign", spec.ID), zap.String("action", m.Action), zap.String("control", m.ID))
+	if r.Refused != "" {
+		log.Info("control action refused", zap.String("reason", r.Refused))
+		return r, nil
+	}
+	for k := 0; k < r.Kick; k++ {
+		ok, err := c.Request(ctx, spec, fmt.Sprintf("%s/%d", m.ID, k))
+		if err != nil {
+			return r, err
+		}
+		if !ok {
+			break
+		}
+	}
+	if r.Changed && m.Action != messages.ActionCancel {
+		st, err := c.Store.State(ctx, spec.ID)
+		if err != nil {
+			return r, err
+		}
+		status := &messages.Status{
+			Schema: messages.SchemaVersion, Campaign: spec.ID, State: r.Status, Episode: st.Episode,
+			Counters: st.Counters, Control: m.ID, At: time.Now().UTC(),
+			Message: fmt.Sprintf("%s: %d of %d evaluations done", m.Action, st.Counters.Evaluated, st.Budget),
+		}
+		if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectStatus, spec.ID), status); err != nil {
+			return r, err
+		}
+	}
+	if r.Finish {
+		if err := c.Finish(ctx, spec); err != nil {
+			return r, err
+		}
+	}
+	log.Info("control action applied", zap.String("state", r.Status), zap.Bool("changed", r.Changed), zap.Int("generations", r.Kick))
+	return r, nil
 }
 
 // Summary computes a campaign's metrics from its state (LLEMA §3.2, MADE
@@ -107,7 +160,12 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 		Counters: st.Counters, UniqueCompositions: st.Unique,
 		ParetoObjectives: discovery.Objectives(spec.Task.Constraints),
 	}
-	if sum.State == messages.StateRunning && st.Counters.Evaluated >= spec.Budget {
+	sum.Budget = st.Budget
+	if sum.Budget == 0 { // a campaign stored before budgets were in its state
+		sum.Budget = spec.Budget
+		st.Budget = spec.Budget
+	}
+	if sum.State == messages.StateRunning && st.Counters.Evaluated >= sum.Budget {
 		sum.State = messages.StateCompleted
 	}
 	if !st.Created.IsZero() {
@@ -132,11 +190,12 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 		return nil, nil, err
 	}
 	sum.NStable = len(curve)
-	sum.AUDC = discovery.AUDC(curve, spec.Budget)
-	sum.SDE = discovery.SDE(sum.NStable, spec.Budget)
+	sum.DiscoveryCurve = curve
+	sum.AUDC = discovery.AUDC(curve, sum.Budget)
+	sum.SDE = discovery.SDE(sum.NStable, sum.Budget)
 	budgets := make([]int, spec.Episodes)
 	for e := range budgets {
-		budgets[e] = spec.EpisodeBudget(e)
+		budgets[e] = st.EpisodeBudget(e, spec.Episodes)
 	}
 	sum.Episodes = discovery.Episodes(curve, budgets, n.Evaluated)
 	perEpisode := make([]float64, len(sum.Episodes))

@@ -259,6 +259,9 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		return s.publish(ctx, spec, &req, stored, log)
 	}
 
+	if spec.Ordered {
+		s.awaitJudge(ctx, req.Campaign, log)
+	}
 	in, err := s.input(ctx, spec, &req)
 	if err != nil {
 		return err
@@ -396,6 +399,35 @@ func errorFields(err error) []zap.Field {
 // exchanges. A record that cannot be published is logged, not retried by
 // failing the generation: asking the model again would cost more than the
 // record is worth.
+// judgeWait bounds how long an ordered campaign's generation waits for the
+// judge (awaitJudge).
+const judgeWait = time.Minute
+
+// awaitJudge waits until the judge has weighed every evaluation recorded
+// for it: an ordered campaign's candidates are judged against the finds of
+// every earlier generation (messages.Candidate.HullFinds), and those come
+// from the judge's verdicts. A judge that does not catch up within
+// judgeWait (down, or far behind) is logged and not waited for: the
+// campaign goes on, and that run is not reproducible.
+func (s *Service) awaitJudge(ctx context.Context, campaign string, log *zap.Logger) {
+	deadline := time.Now().Add(judgeWait)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		n, err := s.store.JudgePending(ctx, campaign)
+		if err != nil || n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			log.Warn("the judge has not weighed the earlier generations' hits; proposing without their finds", zap.Int("pending", n))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
 func (s *Service) publishPrompts(ctx context.Context, d *bus.Delivery, prompts []*messages.Prompt, log *zap.Logger) {
 	for _, p := range prompts {
 		p.Attempt = max(int(d.Deliveries), 1)
@@ -431,7 +463,7 @@ func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req 
 		if err != nil {
 			return err
 		}
-		if st.Status == messages.StateExhausted && st.Inflight == 0 {
+		if messages.EndsWhenDrained(st.Status) && st.Inflight == 0 {
 			return s.ctl.Finish(ctx, spec)
 		}
 	}

@@ -104,13 +104,43 @@ func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	}
 }
 
-// Run consumes evaluations until ctx is cancelled, then drains.
+// Run consumes evaluations and lifecycle actions until ctx is cancelled,
+// then drains.
 func (s *Service) Run(ctx context.Context) error {
 	spec, err := messages.ConsumerByName(messages.ConsumerReflector)
 	if err != nil {
 		return err
 	}
-	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, Linger: s.cfg.Linger, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleBatch)
+	ctl, err := messages.ConsumerByName(messages.ConsumerControl)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 2)
+	go func() {
+		errc <- s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, Linger: s.cfg.Linger, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleBatch)
+	}()
+	go func() {
+		errc <- s.bus.Run(ctx, ctl, bus.RunOptions{Concurrency: 1, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleControl)
+	}()
+	return errors.Join(<-errc, <-errc)
+}
+
+// handleControl applies a lifecycle action (control.Apply); a repeat
+// changes nothing twice.
+func (s *Service) handleControl(ctx context.Context, d *bus.Delivery) error {
+	var m messages.Control
+	if err := bus.Decode(d, &m); err != nil {
+		return err
+	}
+	spec, err := s.store.Spec(ctx, m.Campaign)
+	if errors.Is(err, store.ErrNotFound) {
+		return bus.Permanent(fmt.Errorf("control %s: %w", m.ID, err))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.ctl.Apply(ctx, spec, &m)
+	return err
 }
 
 // pending is a decoded evaluation of a batch and where it came from.
@@ -275,7 +305,7 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 		Position: c.Index,
 		ID:       ev.ID, Generation: c.Generation, Episode: c.Episode, Island: c.Island, Seed: c.Seed,
 		Score: ev.Score, Feasible: ev.Feasible, Stable: ev.Stable, Valid: ev.Valid, Known: ev.Known, Novel: ev.Novel,
-		Formula: c.Formula, EAboveHull: ehull, PoolSize: spec.PoolSize,
+		Formula: c.Formula, EAboveHull: ehull, PoolSize: spec.PoolSize, ForJudge: ev.ForJudge(),
 		Member: store.Member{
 			ID: ev.ID, Formula: c.Formula, Structure: c.Structure, Score: ev.Score, Feasible: ev.Feasible,
 			Stable: ev.Stable, Valid: ev.Valid, EAboveHull: ev.EAboveHull, Properties: props, Margins: ev.Margins,
@@ -324,7 +354,7 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 	in := reflection.Input{
 		Campaign: spec.ID, Context: spec.MemoryContext, Episode: episode, Task: spec.Task,
 		StabilityThreshold: spec.StabilityThreshold, Counters: st.Counters,
-		EpisodeEvaluated: spec.EpisodeBudget(episode), Directives: dirs,
+		EpisodeEvaluated: st.EpisodeBudget(episode, spec.Episodes), Directives: dirs,
 	}
 	for _, c := range comps {
 		in.Compositions = append(in.Compositions, *c)

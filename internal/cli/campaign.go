@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/store"
+)
+
+func init() { register(newCampaignCmd) }
+
+// newCampaignCmd is `crucible campaign`: the lifecycle verbs over the
+// client's API (client.List, Show, Pause, Resume, Cancel, Extend, Delete).
+func newCampaignCmd() *cobra.Command {
+	var (
+		conn   connection
+		asJSON bool
+		states []string
+		yes    bool
+		budget int
+	)
+	cmd := &cobra.Command{
+		Use:   "campaign list|show|pause|resume|cancel|extend|delete [CAMPAIGN]",
+		Short: "List, inspect and control campaigns: pause, resume, cancel, extend, delete",
+		Long: `campaign controls the campaigns of a running installation:
+
+  list [--state S]...         campaigns with their state and counters
+  show CAMPAIGN               its summary as it stands (--json: with the discovery curve)
+  pause | resume CAMPAIGN     stop new generations (those in flight finish) | continue
+  cancel CAMPAIGN             stop for good; in-flight work is evaluated, then it
+                              finishes as cancelled with its summary
+  extend CAMPAIGN --budget N  raise the budget to N (extra evaluations in the last
+                              episode); a completed or exhausted campaign runs again
+  delete CAMPAIGN [--yes]     remove a finished campaign's state and messages
+
+A reflector applies pause, resume, cancel and extend, each once.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			verb, id := args[0], ""
+			if verb == "list" && len(args) != 1 || verb != "list" && len(args) != 2 {
+				return &exitError{code: 2, err: fmt.Errorf("usage: crucible %s", cmd.Use)}
+			}
+			if len(args) == 2 {
+				id = args[1]
+			}
+			if verb == "extend" && budget < 1 {
+				return &exitError{code: 2, err: fmt.Errorf("extend needs --budget N (the new total budget)")}
+			}
+			ctx := cmd.Context()
+			cl, closeFn, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			w := cmd.OutOrStdout()
+			tctx, cancel := context.WithTimeout(ctx, conn.timeout)
+			defer cancel()
+			var r store.ControlResult
+			switch verb {
+			case "list":
+				infos, err := cl.List(ctx, states...)
+				if err != nil || asJSON {
+					return jsonOr(w, infos, err)
+				}
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES\tCREATED")
+				for _, c := range infos {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", c.ID, c.Task, c.State, c.Counters.Evaluated, c.Budget,
+						c.Counters.Hits, c.Counters.StableHits, c.Counters.Discoveries, c.Created.Format("2006-01-02 15:04"))
+				}
+				return tw.Flush()
+			case "show":
+				sum, err := cl.Show(ctx, id)
+				if err != nil || asJSON {
+					return jsonOr(w, sum, err)
+				}
+				local.PrintSummary(w, sum)
+				return nil
+			case "pause":
+				r, err = cl.Pause(tctx, id)
+			case "resume":
+				r, err = cl.Resume(tctx, id)
+			case "cancel":
+				r, err = cl.Cancel(tctx, id)
+			case "extend":
+				r, err = cl.Extend(tctx, id, budget)
+			case "delete":
+				if !yes && !confirm(cmd, fmt.Sprintf("Delete campaign %s, its state and its messages? [y/N] ", id)) {
+					return &exitError{code: 1, err: fmt.Errorf("not deleted")}
+				}
+				if err := cl.Delete(tctx, id); err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s deleted\n", id)
+				return nil
+			default:
+				return &exitError{code: 2, err: fmt.Errorf("unknown verb %q (want list, show, pause, resume, cancel, extend or delete)", verb)}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s %s%s\n", id, r.Status, controlNote(verb, r, budget))
+			return nil
+		},
+	}
+	conn.bind(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "list, show: JSON output")
+	f.StringSliceVar(&states, "state", nil, "list: only campaigns in these states (running, paused, completed, exhausted, cancelled)")
+	f.BoolVar(&yes, "yes", false, "delete: do not ask for confirmation")
+	f.IntVar(&budget, "budget", 0, "extend: the new budget of evaluations (more than the current one)")
+	return cmd
+}
+
+// controlNote says what an applied action left to happen.
+func controlNote(verb string, r store.ControlResult, budget int) string {
+	switch {
+	case !r.Changed:
+		return " (nothing to do)"
+	case verb == "cancel" && !r.Finish:
+		return ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"
+	case verb == "extend":
+		return ", budget " + strconv.Itoa(budget)
+	}
+	return ""
+}
+
+// jsonOr writes v as JSON, unless err.
+func jsonOr(w io.Writer, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(v)
+}
+
+// confirm asks a yes/no question on the command's input.
+func confirm(cmd *cobra.Command, question string) bool {
+	fmt.Fprint(cmd.ErrOrStderr(), question)
+	line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
+}

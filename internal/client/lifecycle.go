@@ -1,0 +1,229 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/crucible-sci/crucible/internal/service/control"
+	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/messages"
+)
+
+// The lifecycle operations (List, Show, Pause, Resume, Cancel, Extend,
+// Delete) are what `crucible campaign` and the console's HTTP handlers
+// call. Pause, Resume, Cancel and Extend publish a control message on
+// crucible.campaigns.control.<id>, which a reflector applies once
+// (Store.ApplyControl), and wait for it to be applied.
+
+// ErrRefused wraps why a lifecycle action cannot apply to a campaign in
+// its state (resuming a cancelled campaign, say).
+var ErrRefused = errors.New("refused")
+
+// CampaignInfo is a campaign's line in List.
+type CampaignInfo struct {
+	ID       string            `json:"campaign"`
+	Task     string            `json:"task"`
+	State    string            `json:"state"`
+	Budget   int               `json:"budget"`
+	Created  time.Time         `json:"created"`
+	Counters messages.Counters `json:"counters"`
+}
+
+// List returns the campaigns, oldest first, only those in one of states
+// when states is not empty.
+func (c *Client) List(ctx context.Context, states ...string) ([]CampaignInfo, error) {
+	ids, err := c.Store.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CampaignInfo, 0, len(ids))
+	for _, id := range ids {
+		spec, st, err := c.Campaign(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(states) > 0 && !contains(states, st.Status) {
+			continue
+		}
+		budget := st.Budget
+		if budget == 0 {
+			budget = spec.Budget
+		}
+		out = append(out, CampaignInfo{ID: id, Task: spec.Task.Name, State: st.Status, Budget: budget, Created: st.Created, Counters: st.Counters})
+	}
+	return out, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Show returns a campaign's summary as it stands (the final one once it
+// finished), with its discovery curve.
+func (c *Client) Show(ctx context.Context, campaign string) (*messages.Summary, error) {
+	spec, err := c.Store.Spec(ctx, campaign)
+	if err != nil {
+		return nil, err
+	}
+	ctl := &control.Control{Bus: c.Bus, Store: c.Store, Log: zap.NewNop()}
+	sum, _, err := ctl.Summary(ctx, spec)
+	return sum, err
+}
+
+// Pause stops a running campaign's new generations; those in flight
+// finish. Pausing a paused campaign changes nothing.
+func (c *Client) Pause(ctx context.Context, campaign string) (store.ControlResult, error) {
+	return c.control(ctx, campaign, messages.ActionPause, 0)
+}
+
+// Resume continues a paused campaign where it stopped.
+func (c *Client) Resume(ctx context.Context, campaign string) (store.ControlResult, error) {
+	return c.control(ctx, campaign, messages.ActionResume, 0)
+}
+
+// Cancel stops a running or paused campaign for good: its generations in
+// flight are evaluated, then it finishes as cancelled with its summary
+// (WaitDone returns it).
+func (c *Client) Cancel(ctx context.Context, campaign string) (store.ControlResult, error) {
+	return c.control(ctx, campaign, messages.ActionCancel, 0)
+}
+
+// Extend raises a campaign's budget to budget evaluations (the extra ones
+// go to its last episode); a completed or exhausted campaign runs again.
+func (c *Client) Extend(ctx context.Context, campaign string, budget int) (store.ControlResult, error) {
+	if budget > messages.MaxBudget {
+		return store.ControlResult{}, fmt.Errorf("budget %d: at most %d", budget, messages.MaxBudget)
+	}
+	return c.control(ctx, campaign, messages.ActionExtend, budget)
+}
+
+// control publishes a lifecycle action and waits until a reflector has
+// applied it, or ctx ends (give it a deadline).
+func (c *Client) control(ctx context.Context, campaign, action string, budget int) (store.ControlResult, error) {
+	if _, err := c.Store.Spec(ctx, campaign); err != nil {
+		return store.ControlResult{}, err
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return store.ControlResult{}, err
+	}
+	m := &messages.Control{Schema: messages.SchemaVersion, Campaign: campaign, Action: action, Budget: budget,
+		ID: action + "-" + hex.EncodeToString(b[:]), At: time.Now().UTC()}
+	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectControl, campaign), m); err != nil {
+		return store.ControlResult{}, err
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		r, ok, err := c.Store.ControlApplied(ctx, campaign, m.ID)
+		if err != nil {
+			return r, err
+		}
+		if ok {
+			if r.Refused != "" {
+				return r, fmt.Errorf("%s %s: %w: %s", action, campaign, ErrRefused, r.Refused)
+			}
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return r, fmt.Errorf("%s %s: published, but no reflector applied it in time (is one running?): %w", action, campaign, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Delete removes a finished campaign: its state in the store and its
+// messages in the streams. A running or paused campaign must be
+// cancelled first.
+func (c *Client) Delete(ctx context.Context, campaign string) error {
+	if err := messages.ValidateCampaignID(campaign); err != nil {
+		return err
+	}
+	if err := c.Store.DeleteCampaign(ctx, campaign); err != nil {
+		return err
+	}
+	for _, p := range []struct{ stream, subject string }{
+		{messages.StreamCampaigns, "crucible.campaigns.*." + campaign},
+		{messages.StreamPropose, messages.Subject(messages.SubjectPropose, campaign)},
+		{messages.StreamCandidates, messages.Subject(messages.SubjectCandidates, campaign)},
+		{messages.StreamRelax, messages.Subject(messages.SubjectRelax, campaign)},
+		{messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign)},
+		{messages.StreamDiscoveries, messages.Subject(messages.SubjectDiscoveries, campaign)},
+		{messages.StreamDiscoveries, messages.Subject(messages.SubjectVerdicts, campaign)},
+		{messages.StreamDeadLetter, messages.SubjectDeadLetter + ".*." + campaign},
+	} {
+		if err := c.Bus.Purge(ctx, p.stream, p.subject); err != nil {
+			return fmt.Errorf("delete %s: %w", campaign, err)
+		}
+	}
+	return nil
+}
+
+// Lifecycle adapts the client's lifecycle operations to callers that
+// want only an error (the console's controller): an action with nothing
+// to do (pausing a paused campaign) is no error, a refused one is
+// (ErrRefused). A call without a deadline waits at most ControlTimeout
+// for a reflector to apply the action.
+type Lifecycle struct{ Client *Client }
+
+// ControlTimeout bounds Lifecycle's wait for a reflector.
+const ControlTimeout = 30 * time.Second
+
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, ControlTimeout)
+}
+
+// Cancel is Client.Cancel.
+func (l Lifecycle) Cancel(ctx context.Context, campaign string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Cancel(ctx, campaign)
+	return err
+}
+
+// Pause is Client.Pause.
+func (l Lifecycle) Pause(ctx context.Context, campaign string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Pause(ctx, campaign)
+	return err
+}
+
+// Resume is Client.Resume.
+func (l Lifecycle) Resume(ctx context.Context, campaign string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Resume(ctx, campaign)
+	return err
+}
+
+// Extend is Client.Extend.
+func (l Lifecycle) Extend(ctx context.Context, campaign string, budget int) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := l.Client.Extend(ctx, campaign, budget)
+	return err
+}
+
+// Delete is Client.Delete.
+func (l Lifecycle) Delete(ctx context.Context, campaign string) error {
+	return l.Client.Delete(ctx, campaign)
+}
