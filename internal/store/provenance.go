@@ -25,8 +25,9 @@ var ErrForged = errors.New("not a recorded candidate")
 var ErrClosed = errors.New("campaign accepts no more work")
 
 // closedStates are the states in which a campaign accepts no work. An
-// exhausted campaign still evaluates its generations in flight.
-var closedStates = map[string]bool{messages.StateCompleted: true, messages.StateRejected: true, "cancelled": true}
+// exhausted campaign still evaluates its generations in flight, and a
+// cancelled one's work in flight is the lifecycle's to settle.
+var closedStates = map[string]bool{messages.StateCompleted: true, messages.StateRejected: true}
 
 // CandidateCheck is what VerifyCandidate found.
 type CandidateCheck struct {
