@@ -2,20 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
-	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/results"
-	"github.com/crucible-sci/crucible/internal/service/control"
-	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -73,7 +65,7 @@ summary.`,
 				return &exitError{code: 1, err: fmt.Errorf("campaign %s rejected: %s", spec.ID, st.Message)}
 			}
 			if st.Summary != nil {
-				local.PrintSummary(cmd.OutOrStdout(), st.Summary)
+				results.PrintSummary(cmd.OutOrStdout(), st.Summary)
 			}
 			return nil
 		},
@@ -113,52 +105,7 @@ their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
 				return err
 			}
 			defer closeFn()
-			w := cmd.OutOrStdout()
-			errc := make(chan error, 3)
-			follow := func(stream, prefix string, print func([]byte) error) {
-				go func() {
-					errc <- cl.FollowFrom(ctx, stream, messages.Subject(prefix, campaign), newOnly, func(_ string, data []byte) (bool, error) {
-						return false, print(data)
-					})
-				}()
-			}
-			printVerdict := func(data []byte) error {
-				var v messages.Verdict
-				if err := messages.Decode(data, &v); err != nil {
-					return nil
-				}
-				if asJSON {
-					return json.NewEncoder(w).Encode(&v)
-				}
-				_, err := fmt.Fprintln(w, results.VerdictLine(&v))
-				return err
-			}
-			n := 1
-			follow(messages.StreamDiscoveries, messages.SubjectDiscoveries, printVerdict)
-			if verdicts {
-				n++
-				follow(messages.StreamDiscoveries, messages.SubjectVerdicts, printVerdict)
-			}
-			if statuses {
-				n++
-				follow(messages.StreamCampaigns, messages.SubjectStatus, func(data []byte) error {
-					var s messages.Status
-					if err := messages.Decode(data, &s); err != nil {
-						return nil
-					}
-					if asJSON {
-						return json.NewEncoder(w).Encode(&s)
-					}
-					_, err := fmt.Fprintf(w, "%s  %-10s status %s %s\n", s.At.Format(time.RFC3339), s.Campaign, s.State, s.Message)
-					return err
-				})
-			}
-			for i := 0; i < n; i++ {
-				if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
-					return err
-				}
-			}
-			return nil
+			return cl.Watch(ctx, cmd.OutOrStdout(), campaign, client.WatchOptions{Verdicts: verdicts, Status: statuses, New: newOnly, JSON: asJSON})
 		},
 	}
 	conn.bind(cmd)
@@ -186,46 +133,10 @@ func newStatusCmd() *cobra.Command {
 				return err
 			}
 			defer closeFn()
-			w := cmd.OutOrStdout()
-			ctl := &control.Control{Bus: cl.Bus, Store: cl.Store, Log: zap.NewNop()}
 			if len(args) == 1 {
-				spec, err := cl.Store.Spec(ctx, args[0])
-				if err != nil {
-					return err
-				}
-				sum, _, err := ctl.Summary(ctx, spec)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return json.NewEncoder(w).Encode(sum)
-				}
-				local.PrintSummary(w, sum)
-				return nil
+				return cl.WriteSummary(ctx, cmd.OutOrStdout(), args[0], asJSON)
 			}
-			ids, err := cl.Store.Campaigns(ctx)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			if !asJSON {
-				fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES")
-			}
-			for _, id := range ids {
-				spec, st, err := cl.Campaign(ctx, id)
-				if err != nil {
-					continue
-				}
-				if asJSON {
-					if err := json.NewEncoder(w).Encode(map[string]any{"campaign": id, "task": spec.Task.Name, "state": st.Status, "budget": spec.Budget, "counters": st.Counters}); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\n", id, spec.Task.Name, st.Status, st.Counters.Evaluated, spec.Budget,
-					st.Counters.Hits, st.Counters.StableHits, st.Counters.Discoveries)
-			}
-			return tw.Flush()
+			return cl.WriteCampaigns(ctx, cmd.OutOrStdout(), asJSON)
 		},
 	}
 	conn.bind(cmd)
@@ -260,13 +171,8 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 			if err := messages.ValidateCampaignID(campaign); err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			var structFormat crystal.Format
-			if format != "jsonl" && format != "csv" {
-				f, err := resultsStructureFormat(format, out)
-				if err != nil {
-					return &exitError{code: 2, err: err}
-				}
-				structFormat = f
+			if _, err := results.StructureFormat(format, out); err != nil {
+				return &exitError{code: 2, err: err}
 			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
@@ -274,40 +180,7 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 				return err
 			}
 			defer closeFn()
-			if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("no campaign %s", campaign)
-			}
-			evs, err := cl.Evaluations(ctx, campaign)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			switch format {
-			case "jsonl":
-				enc := json.NewEncoder(w)
-				for _, ev := range evs {
-					if err := enc.Encode(ev); err != nil {
-						return err
-					}
-				}
-				return nil
-			case "csv":
-				return results.WriteCSV(w, evs)
-			}
-			structs := evs
-			if !all {
-				accepted, err := cl.Discovered(ctx, campaign)
-				if err != nil {
-					return err
-				}
-				structs = nil
-				for _, ev := range evs {
-					if accepted[ev.ID] {
-						structs = append(structs, ev)
-					}
-				}
-			}
-			return results.WriteStructures(w, out, structFormat, structs)
+			return cl.Export(ctx, cmd.OutOrStdout(), campaign, client.ExportOptions{Format: format, Dir: out, All: all})
 		},
 	}
 	conn.bind(cmd)

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"sync/atomic"
-
-	"github.com/nats-io/nats.go"
-
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +18,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -169,15 +167,6 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			if llmClient != nil {
-				// Refuse to start against an endpoint that cannot serve the
-				// model, with the reason, rather than spend the campaign on it.
-				for _, m := range local.LLMModels(spec) {
-					if err := llmClient.Check(cmd.Context(), m); err != nil {
-						return &exitError{code: 1, err: fmt.Errorf("the LLM endpoint cannot serve model %q: %w", m, err)}
-					}
-				}
-			}
 			if data == "" {
 				if data, err = datadir.Find(); err != nil {
 					return err
@@ -188,80 +177,27 @@ fewer collections for a larger peak heap.`,
 			}
 			log := zap.NewNop()
 			if verbose || logLevel != "" {
-				if logLevel == "" {
-					logLevel = "info"
-				}
-				if log, err = app.Logger(logLevel, "console"); err != nil {
+				if log, err = app.Logger(cmp.Or(logLevel, "info"), "console"); err != nil {
 					return err
 				}
 			}
 			local.TuneGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			stderr := cmd.ErrOrStderr()
+			o := local.CampaignOptions{Data: data, Out: out, State: state, NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators,
+				Delay: delay, Timeout: timeout, Baseline: baseline, LLM: llmClient, Log: log}
 			if !quiet {
-				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
+				o.Stderr, o.TTY = cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr())
 			}
-			var stack atomic.Pointer[local.Stack]
-			opts, loaded, err := local.WithData(local.Options{
-				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
-			}, data, baseline, spec, llmClient, func() (*nats.Conn, error) {
-				if st := stack.Load(); st != nil {
-					return st.Bus.NC, nil
-				}
-				return nil, errors.New("the installation has not started")
-			})
+			res, err := local.RunCampaign(ctx, spec, o)
 			if err != nil {
 				return err
-			}
-			if err := loaded.Oracle.Prepare(spec.Task.Required()); err != nil {
-				return err
-			}
-			opts.Evaluator.Delay = delay
-			st, err := local.Start(ctx, opts)
-			if err != nil {
-				return err
-			}
-			stack.Store(st)
-			defer st.Close()
-			if state != "" {
-				n, err := local.LoadState(ctx, st.Store, state)
-				if err != nil {
-					return err
-				}
-				if !quiet {
-					fmt.Fprintf(stderr, "state %s: %d memory banks\n", state, n)
-				}
-			}
-			if !quiet {
-				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
-					spec.ID, spec.Task.Name, spec.Budget, local.GeneratorLabel(spec, baseline), evaluators)
-			}
-			var progress func(local.Progress)
-			if !quiet {
-				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
-			}
-			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: loaded.Provided,
-				Generator: local.GeneratorLabel(spec, baseline)})
-			if !quiet {
-				fmt.Fprintln(stderr)
-			}
-			if err != nil {
-				return err
-			}
-			if state != "" {
-				if err := local.SaveState(ctx, st.Store, state); err != nil {
-					return err
-				}
-			}
-			if res.Status != nil && res.Status.State == messages.StateExhausted && !quiet {
-				fmt.Fprintf(stderr, "campaign exhausted: %s\n", res.Status.Message)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				return json.NewEncoder(w).Encode(res.Summary)
 			}
-			local.PrintSummary(w, res.Summary)
+			results.PrintSummary(w, res.Summary)
 			fmt.Fprintf(w, "  results in %s\n", out)
 			return nil
 		},

@@ -266,7 +266,7 @@ func TestPredictReproducesEvaluations(t *testing.T) {
 	for _, f := range files {
 		origin[f] = strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 	}
-	out, err := execCLI(t, append([]string{"predict", "--data", data, "--json", "--hull"}, files...)...)
+	out, _, err := runCLI(t, "", append([]string{"predict", "--data", data, "--json", "--hull"}, files...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

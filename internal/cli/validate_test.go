@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -11,17 +10,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
-
-func runValidateCmd(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := NewRoot()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"validate"}, args...))
-	err := root.Execute()
-	return out.String(), err
-}
 
 // validateFixtures writes structure files into a temporary folder: a rock
 // salt NaCl CIF and a perovskite SrTiO3 pymatgen JSON (both built from the
@@ -72,7 +60,7 @@ func TestValidateJSON(t *testing.T) {
 	for _, name := range order {
 		args = append(args, f[name])
 	}
-	out, err := runValidateCmd(t, args...)
+	out, _, err := runCLI(t, "", append([]string{"validate"}, args...)...)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("exit error %v, want status 1", err)
@@ -143,7 +131,7 @@ func TestValidateJSON(t *testing.T) {
 
 func TestValidateText(t *testing.T) {
 	f := validateFixtures(t)
-	out, err := runValidateCmd(t, f["NaCl.cif"], f["SrTiO3.json"])
+	out, _, err := runCLI(t, "", "validate", f["NaCl.cif"], f["SrTiO3.json"])
 	if err != nil {
 		t.Fatalf("valid files: %v", err)
 	}
@@ -156,7 +144,7 @@ func TestValidateText(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	out, err = runValidateCmd(t, f["overlap.cif"])
+	out, _, err = runCLI(t, "", "validate", f["overlap.cif"])
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("invalid file: %v", err)
@@ -173,7 +161,7 @@ func TestValidateOptions(t *testing.T) {
 	f := validateFixtures(t)
 	// The overlap passes with a smaller minimum distance, and NaCl2 balances
 	// with no oxidation-state set, so it stays invalid.
-	out, err := runValidateCmd(t, "--json", "--min-distance", "0.1", "--states", "all", f["overlap.cif"])
+	out, _, err := runCLI(t, "", "validate", "--json", "--min-distance", "0.1", "--states", "all", f["overlap.cif"])
 	if err == nil {
 		t.Fatal("NaCl2 accepted")
 	}
@@ -184,13 +172,13 @@ func TestValidateOptions(t *testing.T) {
 	if len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "charge_neutrality: ") {
 		t.Errorf("reasons %q", v.Reasons)
 	}
-	if _, err := runValidateCmd(t, "--states", "some", f["NaCl.cif"]); err == nil || !strings.Contains(err.Error(), "--states") {
+	if _, _, err := runCLI(t, "", "validate", "--states", "some", f["NaCl.cif"]); err == nil || !strings.Contains(err.Error(), "--states") {
 		t.Errorf("bad --states: %v", err)
 	}
-	if _, err := runValidateCmd(t); err == nil {
+	if _, _, err := runCLI(t, "", "validate"); err == nil {
 		t.Error("no files accepted")
 	}
-	if _, err := runValidateCmd(t, "--max-atoms", "1", f["NaCl.cif"]); err == nil {
+	if _, _, err := runCLI(t, "", "validate", "--max-atoms", "1", f["NaCl.cif"]); err == nil {
 		t.Error("2-atom cell accepted with --max-atoms 1")
 	}
 }
@@ -199,7 +187,7 @@ func TestValidateOptions(t *testing.T) {
 // its class; the fixed-valence fluorides that balance in no chemistry are
 // not; an unparsable formula is reported and the others judged.
 func TestValidateFormulas(t *testing.T) {
-	out, err := runValidateCmd(t, "--json", "--formula", "TiN", "FeSi", "Fe3O4", "NaF2", "Xx2O", "KO2")
+	out, _, err := runCLI(t, "", "validate", "--json", "--formula", "TiN", "FeSi", "Fe3O4", "NaF2", "Xx2O", "KO2")
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("exit error %v, want status 1", err)
@@ -260,7 +248,7 @@ func TestValidateFormulas(t *testing.T) {
 
 	f := newFixtureFiles(t)
 	f.write("list.txt", []byte("# stable compounds\nMgB2\n\n  LaB6  \nCo3O4\n"))
-	out, err = runValidateCmd(t, "--formulas", f.paths["list.txt"])
+	out, _, err = runCLI(t, "", "validate", "--formulas", f.paths["list.txt"])
 	if err != nil {
 		t.Fatalf("valid list: %v\n%s", err, out)
 	}
@@ -278,7 +266,7 @@ func TestValidateFormulas(t *testing.T) {
 		{"--formula", "--states", "icsd", "NaCl"},
 		{"--formulas", "no-such-file"},
 	} {
-		if _, err := runValidateCmd(t, args...); err == nil {
+		if _, _, err := runCLI(t, "", append([]string{"validate"}, args...)...); err == nil {
 			t.Errorf("%v accepted", args)
 		}
 	}
