@@ -69,13 +69,7 @@ By default one line per exchange and the mean tokens per answered call;
 				return &exitError{code: 2, err: errors.New("give a campaign, or --from DIR with a crucible local result")}
 			}
 			if cmd.Flags().Changed("generation") {
-				kept := prompts[:0]
-				for _, p := range prompts {
-					if p.Generation == generation {
-						kept = append(kept, p)
-					}
-				}
-				prompts = kept
+				prompts = results.PromptsOfGeneration(prompts, generation)
 			}
 			results.SortPrompts(prompts)
 			w := cmd.OutOrStdout()

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -101,21 +98,28 @@ formula is invalid or unparsable.`,
 				if len(formulas) == 0 {
 					return errors.New("no formulas to validate")
 				}
-				return runValidateFormulas(cmd.OutOrStdout(), formulas, asJSON)
+				verdicts := make([]crystal.FormulaVerdict, len(formulas))
+				bad := 0
+				for i, f := range formulas {
+					if verdicts[i] = crystal.JudgeFormula(f); !verdicts[i].Valid {
+						bad++
+					}
+				}
+				if err := crystal.WriteFormulaVerdicts(cmd.OutOrStdout(), verdicts, asJSON); err != nil {
+					return err
+				}
+				if bad > 0 {
+					return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
+				}
+				return nil
 			}
 			if len(args) == 0 {
 				return errors.New("no files to validate (give structure files, or formulas with --formula or --formulas)")
 			}
 			opt := crystal.ValidityOptions{MinDistance: minDistance, MaxAtoms: maxAtoms, IonicOnly: ionicOnly}
-			switch states {
-			case "common":
-				opt.Oxidation.States = crystal.CommonStates
-			case "icsd":
-				opt.Oxidation.States = crystal.ICSDStates
-			case "all":
-				opt.Oxidation.States = crystal.AllStates
-			default:
-				return fmt.Errorf("--states %q: want common, icsd or all", states)
+			var err error
+			if opt.Oxidation.States, err = crystal.ParseOxidationStateSet(states); err != nil {
+				return fmt.Errorf("--states %w", err)
 			}
 			opt.Oxidation.MixedValence = mixedValence
 			results := make([]crystal.FileValidation, len(args))
@@ -126,13 +130,7 @@ formula is invalid or unparsable.`,
 					bad++
 				}
 			}
-			var err error
-			if asJSON {
-				err = writeValidateJSON(cmd.OutOrStdout(), results)
-			} else {
-				err = writeValidateText(cmd.OutOrStdout(), results)
-			}
-			if err != nil {
+			if err := crystal.WriteValidations(cmd.OutOrStdout(), results, asJSON); err != nil {
 				return err
 			}
 			if bad > 0 {
@@ -149,74 +147,4 @@ formula is invalid or unparsable.`,
 	cmd.Flags().BoolVar(&formulaMode, "formula", false, "the arguments are formulas: judge their chemistry")
 	cmd.Flags().StringVar(&formulasFile, "formulas", "", "judge the chemistry of the formulas in this file, one per line")
 	return cmd
-}
-
-func writeValidateJSON(w io.Writer, results []crystal.FileValidation) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, r := range results {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write %s: %w", r.File, err)
-		}
-	}
-	return nil
-}
-
-func writeValidateText(w io.Writer, results []crystal.FileValidation) error {
-	for i, r := range results {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := r.WriteText(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runValidateFormulas judges every formula and writes one line each.
-func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
-	bad := 0
-	results := make([]crystal.FormulaVerdict, len(formulas))
-	for i, f := range formulas {
-		results[i] = crystal.JudgeFormula(f)
-		if !results[i].Valid {
-			bad++
-		}
-	}
-	var err error
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, r := range results {
-			if err = enc.Encode(r); err != nil {
-				return fmt.Errorf("write %s: %w", r.Formula, err)
-			}
-		}
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
-		for _, r := range results {
-			class := string(r.Class)
-			if class == "" {
-				class = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Formula, yesNo(r.Valid), class, r.Summary())
-		}
-		err = tw.Flush()
-	}
-	if err != nil {
-		return err
-	}
-	if bad > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
-	}
-	return nil
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

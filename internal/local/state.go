@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -128,4 +129,29 @@ func MergeBanks(banks, imported []*store.BankDump) []*store.BankDump {
 		}
 	}
 	return out
+}
+
+// WriteBanks writes one line per bank: its context and how many lessons,
+// directives and reflections it holds.
+func WriteBanks(w io.Writer, banks []*store.BankDump) {
+	for _, b := range banks {
+		fmt.Fprintf(w, "%-40s %3d lessons %3d directives %3d reflections\n", b.Context, len(b.Experiences), len(b.Directives), len(b.Reflections))
+	}
+}
+
+// WriteBank writes the directives and lessons of the bank of a context.
+func WriteBank(w io.Writer, banks []*store.BankDump, context string) error {
+	for _, b := range banks {
+		if b.Context != context {
+			continue
+		}
+		for _, d := range b.Directives {
+			fmt.Fprintf(w, "directive %s: %s\n", d.Key(), d.Reason)
+		}
+		for _, e := range b.Experiences {
+			fmt.Fprintf(w, "%s [%s, support %d] %s\n", e.Key, e.Outcome, e.Support, e.Text)
+		}
+		return nil
+	}
+	return fmt.Errorf("no memory bank %q", context)
 }

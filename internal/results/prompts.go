@@ -113,3 +113,14 @@ func promptKind(p *messages.Prompt) string {
 	}
 	return p.Kind
 }
+
+// PromptsOfGeneration keeps the prompts of one generation.
+func PromptsOfGeneration(prompts []*messages.Prompt, generation int) []*messages.Prompt {
+	kept := prompts[:0]
+	for _, p := range prompts {
+		if p.Generation == generation {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}

@@ -2,6 +2,7 @@ package crystal
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -225,4 +226,59 @@ func moreAssignments(n int) string {
 		return fmt.Sprintf("; %d assignments found", n)
 	}
 	return ""
+}
+
+// WriteValidations writes file validations as "crucible validate" does:
+// one JSON object per line, or each as WriteText writes it, a blank line
+// between two.
+func WriteValidations(w io.Writer, vs []FileValidation, asJSON bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i, v := range vs {
+		var err error
+		switch {
+		case asJSON:
+			if err = enc.Encode(v); err != nil {
+				err = fmt.Errorf("write %s: %w", v.File, err)
+			}
+		case i > 0:
+			fmt.Fprintln(w)
+			fallthrough
+		default:
+			err = v.WriteText(w)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFormulaVerdicts writes formula verdicts as "crucible validate
+// --formula" does: one JSON object per line, or a table of formula,
+// validity, class and Summary.
+func WriteFormulaVerdicts(w io.Writer, vs []FormulaVerdict, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, v := range vs {
+			if err := enc.Encode(v); err != nil {
+				return fmt.Errorf("write %s: %w", v.Formula, err)
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FORMULA\tVALID\tCLASS\tOXIDATION STATES OR REASON")
+	for _, v := range vs {
+		class, valid := string(v.Class), "no"
+		if class == "" {
+			class = "-"
+		}
+		if v.Valid {
+			valid = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Formula, valid, class, v.Summary())
+	}
+	return tw.Flush()
 }
