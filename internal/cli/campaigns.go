@@ -99,13 +99,9 @@ their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
 					return &exitError{code: 2, err: err}
 				}
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			return cl.Watch(ctx, cmd.OutOrStdout(), campaign, client.WatchOptions{Verdicts: verdicts, Status: statuses, New: newOnly, JSON: asJSON})
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				return cl.Watch(cmd.Context(), cmd.OutOrStdout(), campaign, client.WatchOptions{Verdicts: verdicts, Status: statuses, New: newOnly, JSON: asJSON})
+			})
 		},
 	}
 	conn.bind(cmd)
@@ -127,16 +123,12 @@ func newStatusCmd() *cobra.Command {
 		Short: "Show campaigns and their counters, or one campaign's summary",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if len(args) == 1 {
-				return cl.WriteSummary(ctx, cmd.OutOrStdout(), args[0], asJSON)
-			}
-			return cl.WriteCampaigns(ctx, cmd.OutOrStdout(), asJSON)
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				if len(args) == 1 {
+					return cl.WriteSummary(cmd.Context(), cmd.OutOrStdout(), args[0], asJSON)
+				}
+				return cl.WriteCampaigns(cmd.Context(), cmd.OutOrStdout(), asJSON)
+			})
 		},
 	}
 	conn.bind(cmd)
@@ -174,13 +166,9 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 			if _, err := results.StructureFormat(format, out); err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			return cl.Export(ctx, cmd.OutOrStdout(), campaign, client.ExportOptions{Format: format, Dir: out, All: all})
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				return cl.Export(cmd.Context(), cmd.OutOrStdout(), campaign, client.ExportOptions{Format: format, Dir: out, All: all})
+			})
 		},
 	}
 	conn.bind(cmd)

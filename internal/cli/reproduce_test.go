@@ -41,25 +41,7 @@ func reproduceStructures(t *testing.T) map[string]*crystal.Structure {
 	} {
 		out[c.proto+"-"+c.formula] = crystaltest.Build(t, c.proto, c.formula)
 	}
-	// NaPrCl4 as a campaign makes it: a fluorite SrCl2 cell doubled, its
-	// two cations replaced by Na and Pr.
-	sc, err := crystaltest.Build(t, "fluorite", "SrCl2").Supercell(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cations []int
-	for i, e := range sc.Species {
-		if e == crystal.MustElement("Sr") {
-			cations = append(cations, i)
-		}
-	}
-	s, err := crystal.SubstituteSites(sc, cations[:1], crystal.MustElement("Na"))
-	if err == nil {
-		s, err = crystal.SubstituteSites(s, cations[1:], crystal.MustElement("Pr"))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := crystaltest.NaPrCl4(t)
 	out["fluorite-NaPrCl4"] = s
 	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	for _, name := range []string{"cod-1000041", "proto-SrTiO3-perovskite", "proto-Mg2AlO4-spinel-like"} {

@@ -82,3 +82,28 @@ func Permuted(s *crystal.Structure, perm []int) *crystal.Structure {
 	}
 	return out
 }
+
+// NaPrCl4 builds NaPrCl4 as a campaign makes it: a fluorite SrCl2 cell
+// doubled along a, its two cations replaced by Na and Pr (an ordered
+// mixture whose neighbours tie at CGCNN's cut).
+func NaPrCl4(t testing.TB) *crystal.Structure {
+	t.Helper()
+	sc, err := Build(t, "fluorite", "SrCl2").Supercell(2, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cations []int
+	for i, e := range sc.Species {
+		if e == crystal.MustElement("Sr") {
+			cations = append(cations, i)
+		}
+	}
+	s, err := crystal.SubstituteSites(sc, cations[:1], crystal.MustElement("Na"))
+	if err == nil {
+		s, err = crystal.SubstituteSites(s, cations[1:], crystal.MustElement("Pr"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

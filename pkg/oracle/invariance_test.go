@@ -66,25 +66,7 @@ func invarianceStructures(t *testing.T) (names []string, structs []*crystal.Stru
 		names = append(names, c.proto+"-"+c.formula)
 		structs = append(structs, crystaltest.Build(t, c.proto, c.formula))
 	}
-	// NaPrCl4 as a campaign makes it: a fluorite SrCl2 cell doubled, its two
-	// cations replaced by Na and Pr.
-	sc, err := crystaltest.Build(t, "fluorite", "SrCl2").Supercell(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cations []int
-	for i, e := range sc.Species {
-		if e == crystal.MustElement("Sr") {
-			cations = append(cations, i)
-		}
-	}
-	s, err := crystal.SubstituteSites(sc, cations[:1], crystal.MustElement("Na"))
-	if err == nil {
-		s, err = crystal.SubstituteSites(s, cations[1:], crystal.MustElement("Pr"))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := crystaltest.NaPrCl4(t)
 	names = append(names, "fluorite-NaPrCl4")
 	structs = append(structs, s)
 	// A double perovskite: Sr2TiZrO6 from a 2×1×1 SrTiO3.
