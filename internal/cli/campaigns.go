@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -42,32 +43,28 @@ summary.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			pctx, cancel := context.WithTimeout(ctx, conn.timeout)
-			defer cancel()
-			if err := cl.Submit(pctx, spec); err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
-			if !wait {
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				pctx, cancel := context.WithTimeout(cmd.Context(), conn.timeout)
+				defer cancel()
+				if err := cl.Submit(pctx, spec); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
+				if !wait {
+					return nil
+				}
+				st, err := cl.WaitDone(cmd.Context(), spec.ID)
+				if err != nil {
+					return err
+				}
+				if st.State == messages.StateRejected {
+					return &exitError{code: 1, err: fmt.Errorf("campaign %s rejected: %s", spec.ID, st.Message)}
+				}
+				if st.Summary != nil {
+					results.PrintSummary(cmd.OutOrStdout(), st.Summary)
+				}
 				return nil
-			}
-			st, err := cl.WaitDone(ctx, spec.ID)
-			if err != nil {
-				return err
-			}
-			if st.State == messages.StateRejected {
-				return &exitError{code: 1, err: fmt.Errorf("campaign %s rejected: %s", spec.ID, st.Message)}
-			}
-			if st.Summary != nil {
-				results.PrintSummary(cmd.OutOrStdout(), st.Summary)
-			}
-			return nil
+			})
 		},
 	}
 	cf.bind(cmd)
@@ -138,9 +135,9 @@ func newStatusCmd() *cobra.Command {
 
 func newResultsCmd() *cobra.Command {
 	var (
-		conn        connection
-		format, out string
-		all         bool
+		conn            connection
+		format, out     string
+		all, symmetrize bool
 	)
 	cmd := &cobra.Command{
 		Use:   "results CAMPAIGN [--format jsonl|csv|cif|poscar|json|xyz]",
@@ -156,7 +153,9 @@ labelled by its candidate id. With --out DIR, one file per structure
 with a data block per structure, one XYZ trajectory with a frame per
 structure, or a JSON array of {id, formula, structure} with structure a
 pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
---out DIR. See "crucible convert --help" for the formats.`,
+--out DIR. CIFs list every site (P1); with --symmetrize they are written
+in the standard setting of each structure's space group, the one its
+evaluation records. See "crucible convert --help" for the formats.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			campaign := args[0]
@@ -166,8 +165,11 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 			if _, err := results.StructureFormat(format, out); err != nil {
 				return &exitError{code: 2, err: err}
 			}
+			if symmetrize && format != "cif" {
+				return &exitError{code: 2, err: errors.New("--symmetrize writes CIF: use it with --format cif")}
+			}
 			return conn.do(cmd.Context(), func(cl *client.Client) error {
-				return cl.Export(cmd.Context(), cmd.OutOrStdout(), campaign, client.ExportOptions{Format: format, Dir: out, All: all})
+				return cl.Export(cmd.Context(), cmd.OutOrStdout(), campaign, client.ExportOptions{Format: format, Dir: out, All: all, Symmetrize: symmetrize})
 			})
 		},
 	}
@@ -176,5 +178,6 @@ pymatgen Structure dict. A POSCAR holds one structure, so poscar needs
 	f.StringVar(&format, "format", "jsonl", "jsonl, csv, or structures as cif, poscar, json (pymatgen) or xyz (extended XYZ)")
 	f.StringVar(&out, "out", "", "with a structure format: write one file per structure into this directory")
 	f.BoolVar(&all, "all", false, "with a structure format: every evaluated candidate, not only discoveries")
+	f.BoolVar(&symmetrize, "symmetrize", false, "with --format cif: each structure in the standard setting of its space group")
 	return cmd
 }

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 func init() { register(newConvertCmd) }
@@ -40,6 +42,8 @@ A file's format is recognised from its name (.cif; POSCAR*, CONTCAR*,
 
 func newConvertCmd() *cobra.Command {
 	var to, from, out, species string
+	var symmetrize bool
+	var symprec float64
 	cmd := &cobra.Command{
 		Use:   "convert IN --to FORMAT [--out FILE|-]",
 		Short: "Convert a structure file between CIF, POSCAR, pymatgen JSON and extended XYZ",
@@ -50,17 +54,30 @@ is used. Lattice, species and fractional coordinates survive every pair of
 formats to 1e-8 (a CIF reorders, wraps and turns the cell to pymatgen's
 orientation).
 
+--symmetrize writes a CIF in the standard setting of the structure's space
+group, found within --symprec Å (and 5°): the standard conventional cell
+with the metric its crystal system requires, the group's Hermann–Mauguin
+symbol, Hall symbol, number and operations, and one atom per orbit (the
+asymmetric unit). Without it a CIF lists every site (P1).
+
 ` + structureFormatsHelp + ` --from names the input format
 instead (standard input is recognised from its content).
 
 Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
 		Example: `  crucible convert POSCAR --to cif
   crucible convert rutile.cif --out rutile.vasp
+  crucible convert CONTCAR --to cif --symmetrize --symprec 0.1
   crucible convert OLD_POSCAR --species Fe,O --to json --out Fe2O3.json
   cat frame.xyz | crucible convert - --to poscar`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, opt, err := crystal.ParseConversion(to, from, out, species)
+			if err == nil && symmetrize && target != crystal.FormatCIF {
+				err = fmt.Errorf("--symmetrize writes a CIF, not %s", target)
+			}
+			if err == nil && !(symprec > 0 && symprec <= spacegroup.MaxSymPrec) {
+				err = fmt.Errorf("--symprec %g: want above 0 and at most %g Å", symprec, spacegroup.MaxSymPrec)
+			}
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -75,7 +92,12 @@ Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
 				return err
 			}
 			var buf bytes.Buffer
-			if err := crystal.WriteStructure(&buf, s, target, ""); err != nil {
+			if symmetrize {
+				err = crystal.WriteSymmetrizedCIF(&buf, s, spacegroup.Options{SymPrec: symprec})
+			} else {
+				err = crystal.WriteStructure(&buf, s, target, "")
+			}
+			if err != nil {
 				return err
 			}
 			if out == "" || out == "-" {
@@ -89,6 +111,8 @@ Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
 	f.StringVar(&to, "to", "", "output format: cif, poscar, json or xyz (default: from --out's name)")
 	f.StringVar(&out, "out", "-", "output file, - for standard output")
 	f.StringVar(&from, "from", "", "input format: cif, poscar, json, candidate or xyz (default: from IN's name, else its content)")
+	f.BoolVar(&symmetrize, "symmetrize", false, "write a CIF in the standard setting of the detected space group (asymmetric unit and operations)")
+	f.Float64Var(&symprec, "symprec", spacegroup.DefaultSymPrec, "position tolerance of the space-group search for --symmetrize, Å")
 	f.StringVar(&species, "species", "", "elements of a VASP 4 POSCAR's count groups, in order (\"Fe,O\")")
 	return cmd
 }

@@ -197,3 +197,41 @@ func TestConvertHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertSymmetrize: --symmetrize writes rock salt's asymmetric unit
+// in Fm-3m with its 192 operations, which reads back as the conventional
+// cell; it writes CIF only, and the tolerance is checked.
+func TestConvertSymmetrize(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := crystal.WriteStructure(&buf, crystaltest.Build(t, "rocksalt", "NaCl"), crystal.FormatPOSCAR, ""); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "POSCAR")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "", "convert", in, "--to", "cif", "--symmetrize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"_symmetry_Int_Tables_number   225", "'-x, -y, -z'"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	s, err := crystal.ParseStructure([]byte(out))
+	if err != nil {
+		t.Fatalf("reading the output: %v\n%s", err, out)
+	}
+	if s.NumSites() != 8 || s.Composition().ReducedFormula() != "NaCl" {
+		t.Errorf("read back %d sites of %s, want the 8 of the conventional cell", s.NumSites(), s.Composition().ReducedFormula())
+	}
+	for _, bad := range [][]string{{"--to", "poscar", "--symmetrize"}, {"--to", "cif", "--symmetrize", "--symprec", "0"}} {
+		_, _, err := runCLI(t, "", append([]string{"convert", in}, bad...)...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 {
+			t.Errorf("%v: %v, want a usage error", bad, err)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/datadir"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 func init() { register(newDataCmd) }
@@ -78,7 +79,7 @@ others are still fetched; the exit status is then 1.`,
 			case errors.Is(err, context.Canceled):
 				return &exitError{code: 1, err: errors.New("data pull interrupted: run it again to resume")}
 			case err != nil:
-				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(flattenErrors(err)))}
+				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(task.Errors(err)))}
 			}
 			return nil
 		},

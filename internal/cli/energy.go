@@ -176,11 +176,8 @@ func workerCount(n int) int {
 // some failed.
 func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.FileResult, record func(i int) any, text func(energy.FileResult) string) error {
 	failed, err := energy.WriteResults(cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON, res, record, text)
-	if err != nil {
-		return err
+	if err == nil && failed > 0 {
+		err = &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, len(res))}
 	}
-	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, len(res))}
-	}
-	return nil
+	return err
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -75,13 +74,9 @@ running installation, or with --state DIR in the state directory of
 				if len(args) != 2 {
 					return &exitError{code: 2, err: fmt.Errorf("memory import: give one file")}
 				}
-				data, err := os.ReadFile(args[1])
+				in, err := local.ReadBanks(args[1])
 				if err != nil {
 					return err
-				}
-				var in []*store.BankDump
-				if err := json.Unmarshal(data, &in); err != nil {
-					return fmt.Errorf("%s: %w", args[1], err)
 				}
 				if s == nil {
 					return local.WriteState(state, local.MergeBanks(banks, in))

@@ -21,6 +21,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/oracle"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -89,6 +90,9 @@ func recordedNumbers(ev *messages.Evaluation) map[string]float64 {
 	if ev.Novelty != nil {
 		out["novelty "+ev.Novelty.Class] = 1
 	}
+	if g := ev.SpaceGroup; g != nil {
+		out["space group "+g.String()] = 1
+	}
 	return out
 }
 
@@ -99,9 +103,15 @@ func predictedNumbers(line map[string]json.RawMessage) (map[string]float64, erro
 	var ehull *float64
 	var dec map[string]float64
 	var nov *messages.Novelty
+	var sg *spacegroup.Name
 	for key, dst := range map[string]any{"properties": &props, "e_above_hull": &ehull, "decomposition": &dec, "novelty": &nov} {
 		if err := json.Unmarshal(line[key], dst); err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	if raw, ok := line["space_group"]; ok {
+		if err := json.Unmarshal(raw, &sg); err != nil {
+			return nil, fmt.Errorf("space_group: %w", err)
 		}
 	}
 	out := map[string]float64{}
@@ -119,6 +129,9 @@ func predictedNumbers(line map[string]json.RawMessage) (map[string]float64, erro
 	}
 	if nov != nil {
 		out["novelty "+nov.Class] = 1
+	}
+	if sg != nil {
+		out["space group "+sg.String()] = 1
 	}
 	return out, nil
 }

@@ -164,6 +164,8 @@ func TestResultsFormatErrors(t *testing.T) {
 	}{
 		{[]string{"--format", "pdb"}, "want jsonl, csv, cif, poscar, json or xyz"},
 		{[]string{"--format", "poscar"}, "--out DIR"},
+		{[]string{"--format", "xyz", "--symmetrize"}, "--format cif"},
+		{[]string{"--symmetrize"}, "--format cif"},
 	} {
 		// Usage errors come before any connection: the servers named do
 		// not exist.
@@ -177,7 +179,7 @@ func TestResultsFormatErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"poscar", "json", "xyz", "ID.vasp", "pymatgen", "--out DIR"} {
+	for _, want := range []string{"poscar", "json", "xyz", "ID.vasp", "pymatgen", "--out DIR", "--symmetrize"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("results --help does not mention %q", want)
 		}

@@ -98,7 +98,7 @@ Exit status 1 when any task has an error. With --json, one object per task
 			if loadErr == nil {
 				return nil
 			}
-			errs := flattenErrors(loadErr)
+			errs := task.Errors(loadErr)
 			for _, e := range errs {
 				var err error
 				if *asJSON {
@@ -113,19 +113,4 @@ Exit status 1 when any task has an error. With --json, one object per task
 			return &exitError{code: 1, err: fmt.Errorf("%s: %d error(s), %d task(s) valid", args[0], len(errs), len(tasks))}
 		},
 	}
-}
-
-// flattenErrors lists the errors joined in err.
-func flattenErrors(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flattenErrors(e)...)
-		}
-		return out
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
 }

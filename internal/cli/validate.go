@@ -3,10 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 func init() { register(newValidateCmd) }
@@ -20,6 +22,7 @@ func newValidateCmd() *cobra.Command {
 		maxAtoms     int
 		formulaMode  bool
 		formulasFile string
+		sym          spacegroup.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [--json] FILE... | --formula F... | --formulas FILE",
@@ -30,7 +33,9 @@ content) and report its formula, reduced formula, number of atoms, density
 (g/cm³), volume (Å³), minimum interatomic distance (Å, periodic images
 included), chemical system, the bonding class of its composition, whether
 some assignment of oxidation states is charge neutral (and the states
-found), whether it is valid, and every reason it is not.
+found), its space group (number and international symbol, found in pure Go
+as spglib does, within --symprec Å and --angle-tolerance degrees), whether
+it is valid, and every reason it is not.
 
 A structure is valid when no two atoms are closer than --min-distance, it has
 at most --max-atoms atoms, its volume per atom is within 5–150 Å³/atom, and
@@ -65,7 +70,8 @@ or several with --mixed-valence, for every composition.
 
 With --json, one object per line with the keys file, formula,
 reduced_formula, natoms, density, volume, min_distance, chemsys, class,
-charge_neutral (an assignment sums to zero), oxidation_states, valid and
+charge_neutral (an assignment sums to zero), oxidation_states,
+space_group ({number, symbol}, null when none is found), valid and
 reasons. An unreadable file still gets a line (valid false, the reason, the
 other values null) and the other files are processed. The exit status is 1
 when any file is unreadable or invalid.
@@ -98,23 +104,16 @@ formula is invalid or unparsable.`,
 				if len(formulas) == 0 {
 					return errors.New("no formulas to validate")
 				}
-				verdicts := make([]crystal.FormulaVerdict, len(formulas))
-				bad := 0
-				for i, f := range formulas {
-					if verdicts[i] = crystal.JudgeFormula(f); !verdicts[i].Valid {
-						bad++
-					}
-				}
-				if err := crystal.WriteFormulaVerdicts(cmd.OutOrStdout(), verdicts, asJSON); err != nil {
-					return err
-				}
-				if bad > 0 {
-					return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
-				}
-				return nil
+				return runValidateFormulas(cmd.OutOrStdout(), formulas, asJSON)
 			}
 			if len(args) == 0 {
 				return errors.New("no files to validate (give structure files, or formulas with --formula or --formulas)")
+			}
+			if sym.SymPrec <= 0 {
+				return fmt.Errorf("--symprec %g: the position tolerance must be above 0 Å", sym.SymPrec)
+			}
+			if err := sym.Check(); err != nil {
+				return fmt.Errorf("--symprec, --angle-tolerance: %w", err)
 			}
 			opt := crystal.ValidityOptions{MinDistance: minDistance, MaxAtoms: maxAtoms, IonicOnly: ionicOnly}
 			var err error
@@ -125,12 +124,12 @@ formula is invalid or unparsable.`,
 			results := make([]crystal.FileValidation, len(args))
 			bad := 0
 			for i, path := range args {
-				results[i] = crystal.ValidateFile(path, opt)
+				results[i] = crystal.ValidateFile(path, opt, sym)
 				if !results[i].Valid {
 					bad++
 				}
 			}
-			if err := crystal.WriteValidations(cmd.OutOrStdout(), results, asJSON); err != nil {
+			if err := crystal.WriteFileValidations(cmd.OutOrStdout(), results, asJSON); err != nil {
 				return err
 			}
 			if bad > 0 {
@@ -144,7 +143,21 @@ formula is invalid or unparsable.`,
 	cmd.Flags().BoolVar(&mixedValence, "mixed-valence", false, "judge by charge neutrality alone, letting one element take several oxidation states (Fe3O4)")
 	cmd.Flags().Float64Var(&minDistance, "min-distance", crystal.DefaultMinDistance, "smallest allowed interatomic distance, Å (negative: no limit)")
 	cmd.Flags().IntVar(&maxAtoms, "max-atoms", crystal.DefaultMaxAtoms, "largest allowed number of atoms in the cell (negative: no limit)")
+	cmd.Flags().Float64Var(&sym.SymPrec, "symprec", spacegroup.DefaultSymPrec, "position tolerance of the space-group search, Å")
+	cmd.Flags().Float64Var(&sym.AngleTolerance, "angle-tolerance", spacegroup.DefaultAngleTolerance, "angle tolerance of the space-group search, degrees (negative: --symprec's)")
 	cmd.Flags().BoolVar(&formulaMode, "formula", false, "the arguments are formulas: judge their chemistry")
 	cmd.Flags().StringVar(&formulasFile, "formulas", "", "judge the chemistry of the formulas in this file, one per line")
 	return cmd
+}
+
+// runValidateFormulas judges every formula and writes one line each.
+func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
+	results, bad := crystal.JudgeFormulas(formulas)
+	if err := crystal.WriteFormulaVerdicts(w, results, asJSON); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
+	}
+	return nil
 }

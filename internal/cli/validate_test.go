@@ -49,8 +49,12 @@ type validateLine struct {
 	Class           *string            `json:"class"`
 	ChargeNeutral   *bool              `json:"charge_neutral"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
-	Valid           bool               `json:"valid"`
-	Reasons         []string           `json:"reasons"`
+	SpaceGroup      *struct {
+		Number int    `json:"number"`
+		Symbol string `json:"symbol"`
+	} `json:"space_group"`
+	Valid   bool     `json:"valid"`
+	Reasons []string `json:"reasons"`
 }
 
 func TestValidateJSON(t *testing.T) {
@@ -70,7 +74,7 @@ func TestValidateJSON(t *testing.T) {
 		t.Fatalf("%d lines for %d files:\n%s", len(lines), len(order), out)
 	}
 	wantKeys := []string{"file", "formula", "reduced_formula", "natoms", "density", "volume", "min_distance",
-		"chemsys", "class", "charge_neutral", "oxidation_states", "valid", "reasons"}
+		"chemsys", "class", "charge_neutral", "oxidation_states", "space_group", "valid", "reasons"}
 	got := map[string]validateLine{}
 	for i, line := range lines {
 		var raw map[string]json.RawMessage
@@ -108,9 +112,15 @@ func TestValidateJSON(t *testing.T) {
 	if want := 58.443 / 0.602214076 / (math.Pow(5.66, 3) / 4); math.Abs(*nacl.Density-want) > 1e-3 {
 		t.Errorf("NaCl density %v, want %v", *nacl.Density, want)
 	}
+	if g := nacl.SpaceGroup; g == nil || g.Number != 225 || g.Symbol != "Fm-3m" {
+		t.Errorf("NaCl: space group %+v, want Fm-3m (225)", g)
+	}
 	sto := got["SrTiO3.json"]
 	if !sto.Valid || *sto.Formula != "SrTiO3" || sto.OxidationStates["Ti"] != 4 {
 		t.Errorf("SrTiO3: %+v", sto)
+	}
+	if g := sto.SpaceGroup; g == nil || g.Number != 221 || g.Symbol != "Pm-3m" {
+		t.Errorf("SrTiO3: space group %+v, want Pm-3m (221)", g)
 	}
 	ov := got["overlap.cif"]
 	if ov.Valid || ov.ChargeNeutral == nil || *ov.ChargeNeutral || len(ov.Reasons) != 2 ||
@@ -120,7 +130,7 @@ func TestValidateJSON(t *testing.T) {
 	}
 	for _, name := range []string{"notes.txt", "missing"} {
 		v := got[name]
-		if v.Valid || v.Formula != nil || v.MinDistance != nil || v.Class != nil || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "unreadable: ") {
+		if v.Valid || v.Formula != nil || v.MinDistance != nil || v.Class != nil || v.SpaceGroup != nil || len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "unreadable: ") {
 			t.Errorf("%s: %+v", name, v)
 		}
 	}
@@ -138,7 +148,7 @@ func TestValidateText(t *testing.T) {
 	for _, want := range []string{
 		f["NaCl.cif"], "reduced formula  NaCl", "atoms            2", "min distance     2.8300 Å",
 		"chemical system  Cl-Na", "class            ionic", "charge neutral   yes (Na+ Cl-)", "valid            yes",
-		"charge neutral   yes (Sr2+ Ti4+ O2-)",
+		"charge neutral   yes (Sr2+ Ti4+ O2-)", "space group      Fm-3m (225)", "space group      Pm-3m (221)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -268,6 +278,47 @@ func TestValidateFormulas(t *testing.T) {
 	} {
 		if _, _, err := runCLI(t, "", append([]string{"validate"}, args...)...); err == nil {
 			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+// TestValidateSymPrec: a rock salt cell with one Na moved 0.028 Å off its
+// site is cubic (Fm-3m) only at a tolerance above the displacement; the
+// tolerances are checked before any file is read.
+func TestValidateSymPrec(t *testing.T) {
+	l, err := crystal.LatticeFromParameters(5.64, 5.64, 5.64, 90, 90, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	na, cl := crystal.MustElement("Na"), crystal.MustElement("Cl")
+	s, err := crystal.NewStructure(l, []crystal.Element{na, na, na, na, cl, cl, cl, cl}, []crystal.Vec3{
+		{0.005, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}, {0.5, 0, 0}, {0, 0.5, 0}, {0, 0, 0.5}, {0.5, 0.5, 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureFiles(t)
+	f.cif("shifted.cif", s)
+	group := func(args ...string) int {
+		t.Helper()
+		out, _, err := runCLI(t, "", append([]string{"validate"}, append(args, "--json", f.paths["shifted.cif"])...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var v validateLine
+		if err := json.Unmarshal([]byte(out), &v); err != nil || v.SpaceGroup == nil {
+			t.Fatalf("%v: %s (%v)", args, out, err)
+		}
+		return v.SpaceGroup.Number
+	}
+	if g := group(); g == 225 {
+		t.Errorf("at the default 0.01 Å: Fm-3m, but an atom is 0.028 Å off its site")
+	}
+	if g := group("--symprec", "0.1"); g != 225 {
+		t.Errorf("at 0.1 Å: group %d, want 225", g)
+	}
+	for _, bad := range [][]string{{"--symprec", "0"}, {"--symprec", "2"}, {"--angle-tolerance", "90"}} {
+		if _, _, err := runCLI(t, "", append([]string{"validate"}, append(bad, f.paths["shifted.cif"])...)...); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: %v, want an error naming the flag", bad, err)
 		}
 	}
 }

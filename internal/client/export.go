@@ -21,6 +21,9 @@ type ExportOptions struct {
 	// All exports the structures of every evaluated candidate, not only
 	// of the discoveries.
 	All bool
+	// Symmetrize writes CIFs in the standard setting of the space group
+	// each evaluation records (results.WriteStructures).
+	Symmetrize bool
 }
 
 // Export writes a campaign's evaluations (jsonl: as published; csv: one
@@ -31,8 +34,8 @@ func (c *Client) Export(ctx context.Context, w io.Writer, campaign string, o Exp
 	if err != nil {
 		return err
 	}
-	if _, err := c.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no campaign %s", campaign)
+	if err := c.Known(ctx, campaign); err != nil {
+		return err
 	}
 	evs, err := c.Evaluations(ctx, campaign)
 	if err != nil {
@@ -63,5 +66,14 @@ func (c *Client) Export(ctx context.Context, w io.Writer, campaign string, o Exp
 			}
 		}
 	}
-	return results.WriteStructures(w, o.Dir, structFormat, structs)
+	return results.WriteStructures(w, o.Dir, structFormat, structs, o.Symmetrize)
+}
+
+// Known returns an error naming the campaign when the store has no such
+// campaign.
+func (c *Client) Known(ctx context.Context, campaign string) error {
+	if _, err := c.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no campaign %s", campaign)
+	}
+	return nil
 }

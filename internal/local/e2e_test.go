@@ -22,6 +22,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/reference"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -318,7 +319,17 @@ func checkMetrics(t *testing.T, spec *messages.CampaignSpec, res *local.Result) 
 	}
 	nStable := 0
 	novel := map[string]bool{}
+	groups, stableGroups := map[int]int{}, map[int]int{}
 	for _, ev := range res.Evaluations {
+		if ev.Valid && ev.SpaceGroup == nil {
+			t.Errorf("%s: valid, without a space group", ev.ID)
+		}
+		if ev.Valid && ev.SpaceGroup != nil {
+			groups[ev.SpaceGroup.Number]++
+			if ev.Novel && ev.Stable {
+				stableGroups[ev.SpaceGroup.Number]++
+			}
+		}
 		if ev.Novel && ev.Stable {
 			nStable++
 		}
@@ -335,6 +346,11 @@ func checkMetrics(t *testing.T, spec *messages.CampaignSpec, res *local.Result) 
 	}
 	if len(s.Episodes) != spec.Episodes || total != s.NStable || (spec.Episodes > 1) != (s.LearningSlope != nil) {
 		t.Errorf("episodes %+v (slope %v), N_stable %d", s.Episodes, s.LearningSlope, s.NStable)
+	}
+	if s.SpaceGroups != len(groups) || !near(s.SpaceGroupEntropy, spacegroup.EntropyOfCounts(groups)) ||
+		!near(s.SpaceGroupEntropyStable, spacegroup.EntropyOfCounts(stableGroups)) {
+		t.Errorf("space groups %d, entropy %v (N_stable's %v); the evaluations' %v, N_stable's %v", s.SpaceGroups, s.SpaceGroupEntropy,
+			s.SpaceGroupEntropyStable, groups, stableGroups)
 	}
 	if len(s.ParetoObjectives) != len(spec.Task.Constraints) {
 		t.Errorf("objectives %+v", s.ParetoObjectives)

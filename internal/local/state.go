@@ -21,16 +21,23 @@ const StateFile = "memory.json"
 // ReadState reads the memory banks of a state directory; none when it has
 // no state file yet.
 func ReadState(dir string) ([]*store.BankDump, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	banks, err := ReadBanks(filepath.Join(dir, StateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	return banks, err
+}
+
+// ReadBanks reads memory banks from a JSON file (a state file, or the
+// output of "crucible memory export").
+func ReadBanks(path string) ([]*store.BankDump, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var banks []*store.BankDump
 	if err := json.Unmarshal(b, &banks); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return banks, nil
 }

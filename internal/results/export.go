@@ -18,10 +18,12 @@ import (
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 // WriteCSV writes one row per evaluation: id, formula, generation, island,
-// operator, the flags, score, e_above_hull, reasons, then one column per
+// operator, the flags, score, e_above_hull, the space group's number and
+// symbol (empty when the evaluation has none), reasons, then one column per
 // property any evaluation has, in name order (empty where it has none).
 func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 	props := map[string]bool{}
@@ -36,7 +38,7 @@ func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 	}
 	sort.Strings(names)
 	cw := csv.NewWriter(w)
-	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "reasons"}
+	header := []string{"id", "formula", "generation", "island", "operator", "valid", "feasible", "stable", "novel", "known", "score", "e_above_hull", "space_group", "space_group_symbol", "reasons"}
 	if err := cw.Write(append(header, names...)); err != nil {
 		return err
 	}
@@ -46,13 +48,17 @@ func WriteCSV(w io.Writer, evs []*messages.Evaluation) error {
 		if ev.EAboveHull != nil {
 			ehull = f(*ev.EAboveHull)
 		}
+		sgNumber, sgSymbol := "", ""
+		if g := ev.SpaceGroup; g != nil {
+			sgNumber, sgSymbol = strconv.Itoa(g.Number), g.Symbol
+		}
 		var reasons []string
 		for _, r := range ev.Reasons {
 			reasons = append(reasons, r.Code+": "+r.Detail)
 		}
 		row := []string{ev.ID, ev.Candidate.Formula, strconv.Itoa(ev.Candidate.Generation), strconv.Itoa(ev.Candidate.Island),
 			ev.Candidate.Operator, strconv.FormatBool(ev.Valid), strconv.FormatBool(ev.Feasible), strconv.FormatBool(ev.Stable),
-			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, strings.Join(reasons, "; ")}
+			strconv.FormatBool(ev.Novel), strconv.FormatBool(ev.Known), f(ev.Score), ehull, sgNumber, sgSymbol, strings.Join(reasons, "; ")}
 		for _, n := range names {
 			if p, ok := ev.Properties[n]; ok {
 				row = append(row, f(p.Value))
@@ -84,9 +90,15 @@ type structureJSON struct {
 // Without, to w: CIF data blocks one after another, each after a
 // "# candidate ID" line; XYZ frames one after another (a trajectory ASE
 // reads), each with title="candidate ID"; or a JSON array of {id, formula,
-// structure} objects, structure being a pymatgen Structure dict. Nothing is
+// structure} objects, structure being a pymatgen Structure dict. With
+// symmetrize, a CIF is written in the standard setting of the structure's
+// space group at the default tolerance, the one its evaluation records
+// (crystal.WriteSymmetrizedCIF); other formats are refused. Nothing is
 // written for a structure that cannot be built, and the error names it.
-func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.Evaluation) error {
+func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.Evaluation, symmetrize bool) error {
+	if symmetrize && f != crystal.FormatCIF {
+		return fmt.Errorf("a symmetrised structure is written as CIF, not %s", f)
+	}
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -111,7 +123,13 @@ func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.
 			continue
 		}
 		var buf bytes.Buffer
-		if err := crystal.WriteStructure(&buf, s, f, "candidate "+ev.ID); err != nil {
+		if symmetrize {
+			buf.WriteString("# candidate " + ev.ID + "\n")
+			err = crystal.WriteSymmetrizedCIF(&buf, s, spacegroup.Options{})
+		} else {
+			err = crystal.WriteStructure(&buf, s, f, "candidate "+ev.ID)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", ev.ID, err)
 		}
 		if dir != "" {

@@ -41,6 +41,7 @@ func PrintSummary(w io.Writer, s *messages.Summary) {
 		fmt.Fprintf(w, " · learning slope %+.2f per episode", *s.LearningSlope)
 	}
 	fmt.Fprintf(w, " · unique compositions %d · mean E_hull %.3f eV/atom\n", s.UniqueCompositions, s.MeanEAboveHull)
+	fmt.Fprintf(w, "  space groups: %d · entropy %.3f nats (N_stable's %.3f)\n", s.SpaceGroups, s.SpaceGroupEntropy, s.SpaceGroupEntropyStable)
 	if len(s.Judged) > 0 {
 		fmt.Fprintf(w, "  judged: %s\n", judgedText(s.Judged))
 	}

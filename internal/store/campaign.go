@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -99,7 +100,11 @@ type State struct {
 	EAboveHullN   int
 	Unique        int
 	Created       time.Time
-	raw           map[string]string
+	// SpaceGroups counts the valid proposed candidates evaluated in each
+	// space group (by ITA number); StableSpaceGroups the novel stable ones
+	// (MADE's N_stable) among them.
+	SpaceGroups, StableSpaceGroups map[int]int
+	raw                            map[string]string
 }
 
 // Int returns a raw integer field of the state hash.
@@ -129,6 +134,22 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	st.EAboveHullN = st.Int("ehull_n")
 	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)
 	st.Created, _ = time.Parse(time.RFC3339Nano, m["created"])
+	st.SpaceGroups, st.StableSpaceGroups = map[int]int{}, map[int]int{}
+	for k, v := range m {
+		counts, number := st.SpaceGroups, ""
+		if rest, ok := strings.CutPrefix(k, "sg_stable:"); ok {
+			counts, number = st.StableSpaceGroups, rest
+		} else if rest, ok := strings.CutPrefix(k, "sg:"); ok {
+			number = rest
+		} else {
+			continue
+		}
+		g, err1 := strconv.Atoi(number)
+		n, err2 := strconv.Atoi(v)
+		if err1 == nil && err2 == nil {
+			counts[g] = n
+		}
+	}
 	c := &st.Counters
 	c.Proposed, c.Evaluated, c.Valid = st.Int("proposed"), st.Int("evaluated"), st.Int("valid")
 	c.Hits, c.Stable, c.StableHits = st.Int("hits"), st.Int("stable"), st.Int("stable_hits")

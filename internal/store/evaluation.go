@@ -42,6 +42,10 @@ type EvaluationRecord struct {
 	// Position is a seed's index among the campaign's seeds: an ordered
 	// campaign records seeds in that order.
 	Position int
+	// SpaceGroup is the ITA number of a valid candidate's space group, 0
+	// when it is invalid or has none: the campaign counts its candidates
+	// per group (State.SpaceGroups) for MADE's space-group entropy.
+	SpaceGroup int
 }
 
 // Outcome says what recording an evaluation completed.
@@ -107,8 +111,12 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 			ehull = strconv.FormatFloat(*r.EAboveHull, 'g', -1, 64)
 		}
 		keys = append(keys, s.poolKey(campaign, r.Island, "success"), s.poolKey(campaign, r.Island, "failure"))
+		sg := ""
+		if r.SpaceGroup >= 1 && r.SpaceGroup <= 230 {
+			sg = strconv.Itoa(r.SpaceGroup)
+		}
 		rec := [...]any{r.ID, r.Generation, r.Episode, r.Island, b2s(r.Seed), r.Score, b2s(r.Feasible), b2s(r.Stable),
-			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position}
+			b2s(r.Valid), b2s(r.Known), b2s(r.Novel), r.Formula, ehull, string(doc), r.PoolSize, find, hit, r.Position, sg}
 		args[0] = len(rec)
 		args = append(args, rec[:]...)
 	}

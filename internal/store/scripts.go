@@ -354,7 +354,9 @@ return out
 // ARGV: the number of arguments per evaluation, then per evaluation id,
 // generation, episode, island, seed, score, feasible, stable, valid,
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
-// find ("" if none), hit doc ("" if not a hit), seed position. Returns per
+// find ("" if none), hit doc ("" if not a hit), seed position, space-group
+// number ("" if none; counted in the state's fields sg:<n> and, for a
+// novel stable candidate, sg_stable:<n>). Returns per
 // evaluation its outcome flags, prefixed "dup;" for a repeat, or "wait":
 // an ordered campaign (state field "ordered") records a seed only after
 // the seeds before it and a generation's candidate only after those
@@ -456,6 +458,11 @@ local function record(a, success, failure)
     if known then hincr(st, 'known', 1) end
     if novel then hincr(st, 'novel', 1) end
     if novel and stable then table.insert(curve, index) end
+    local sg = ARGV[a + 19]
+    if sg ~= '' then
+      hincr(st, 'sg:' .. sg, 1)
+      if novel and stable then hincr(st, 'sg_stable:' .. sg, 1) end
+    end
     if ehull ~= '' then
       hincr(st, 'ehull_sum', tonumber(ehull))
       hincr(st, 'ehull_n', 1)

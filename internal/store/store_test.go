@@ -611,3 +611,51 @@ func TestIslandMembersDecodedOnce(t *testing.T) {
 		t.Fatalf("view with an undecodable document: %+v %v", bad, err)
 	}
 }
+
+// TestSpaceGroupCounts: the campaign counts its valid candidates per space
+// group, and its novel stable ones apart; a redelivery and a candidate
+// without a group count for nothing.
+func TestSpaceGroupCounts(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "sg", 5, 5, 1)
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	g, ok, err := s.RequestGeneration(ctx, "sg", "start/0")
+	if err != nil || !ok || g.Slots != 5 {
+		t.Fatalf("generation: %+v %v %v", g, ok, err)
+	}
+	var cs []*messages.Candidate
+	for i := range 5 {
+		cs = append(cs, candidate("sg", g.Generation, i, fmt.Sprintf("fp%d", i)))
+	}
+	pub, err := s.RecordProposal(ctx, "sg", &Proposal{Generation: g.Generation, Candidates: cs})
+	if err != nil || len(pub) != 5 {
+		t.Fatalf("proposal: %v %v", pub, err)
+	}
+	groups := []int{225, 225, 62, 0, 225}
+	for i, c := range pub {
+		r := evaluation(c, 0, 0.1, true)
+		r.SpaceGroup = groups[i]
+		r.Novel, r.Stable = i < 2, i < 2
+		if _, err := s.RecordEvaluation(ctx, "sg", r); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if o, err := s.RecordEvaluation(ctx, "sg", r); err != nil || !o.Duplicate {
+				t.Fatalf("redelivery: %+v %v", o, err)
+			}
+		}
+	}
+	st, err := s.State(ctx, "sg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int]int{225: 3, 62: 1}; !reflect.DeepEqual(st.SpaceGroups, want) {
+		t.Errorf("space groups %v, want %v", st.SpaceGroups, want)
+	}
+	if want := map[int]int{225: 2}; !reflect.DeepEqual(st.StableSpaceGroups, want) {
+		t.Errorf("stable space groups %v, want %v", st.StableSpaceGroups, want)
+	}
+}

@@ -13,3 +13,18 @@ func (s *Structure) SpaceGroup(opt spacegroup.Options) (*spacegroup.Dataset, err
 	}
 	return spacegroup.Detect(s.Lattice.Matrix(), frac, types, opt)
 }
+
+// SpaceGroupName is the number and symbol of s's space group at the
+// tolerances of opt; nil when s is nil or no group can be found (a cell
+// Detect refuses, a tolerance that finds no consistent group).
+func (s *Structure) SpaceGroupName(opt spacegroup.Options) *spacegroup.Name {
+	if s == nil {
+		return nil
+	}
+	ds, err := s.SpaceGroup(opt)
+	if err != nil {
+		return nil
+	}
+	n := ds.Name()
+	return &n
+}

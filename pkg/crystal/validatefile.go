@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 // FileValidation is the validation of one structure file, as "crucible
@@ -27,17 +29,21 @@ type FileValidation struct {
 	Class           *string            `json:"class"`
 	ChargeNeutral   *bool              `json:"charge_neutral"`
 	OxidationStates map[string]float64 `json:"oxidation_states"`
-	Valid           bool               `json:"valid"`
-	Reasons         []string           `json:"reasons"`
+	// SpaceGroup is the structure's space group at the tolerances asked
+	// (by default 0.01 Å and 5°); null when none is found.
+	SpaceGroup *spacegroup.Name `json:"space_group"`
+	Valid      bool             `json:"valid"`
+	Reasons    []string         `json:"reasons"`
 
 	// Report is the full report; nil for an unreadable file.
 	Report *ValidityReport `json:"-"`
 }
 
-// ValidateFile reads and validates one file. A candidate whose formula
-// disagrees with its species is reported as formula_mismatch, any other
-// read error as unreadable: a bad file is a result, not an error.
-func ValidateFile(path string, opt ValidityOptions) FileValidation {
+// ValidateFile reads and validates one file and finds its space group at
+// the tolerances of sym. A candidate whose formula disagrees with its
+// species is reported as formula_mismatch, any other read error as
+// unreadable: a bad file is a result, not an error.
+func ValidateFile(path string, opt ValidityOptions, sym spacegroup.Options) FileValidation {
 	res := FileValidation{File: path, Reasons: []string{}}
 	s, err := ReadFile(path)
 	if err != nil {
@@ -54,6 +60,7 @@ func ValidateFile(path string, opt ValidityOptions) FileValidation {
 		return res
 	}
 	res.Report = r
+	res.SpaceGroup = s.SpaceGroupName(sym)
 	res.Formula, res.ReducedFormula, res.ChemicalSystem = &r.Formula, &r.ReducedFormula, &r.ChemicalSystem
 	res.NumAtoms, res.Density, res.Volume = &r.NumAtoms, &r.Density, &r.Volume
 	if !math.IsNaN(r.MinDistance) {
@@ -90,6 +97,11 @@ func (v FileValidation) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "  min distance\t%.4f Å (%s, site %d – %s, site %d)\n", rep.MinDistance, e[0], p[0], e[1], p[1])
 		}
 		fmt.Fprintf(tw, "  chemical system\t%s\n", rep.ChemicalSystem)
+		if g := v.SpaceGroup; g != nil {
+			fmt.Fprintf(tw, "  space group\t%s\n", g)
+		} else {
+			fmt.Fprintf(tw, "  space group\tnone found\n")
+		}
 		if c := rep.Chemistry; c != nil {
 			fmt.Fprintf(tw, "  class\t%s\n", c.Class)
 			fmt.Fprintf(tw, "  charge neutral\t%s\n", c.NeutralText())
@@ -127,6 +139,18 @@ type FormulaVerdict struct {
 type CodedReason struct {
 	Code   ReasonCode `json:"code"`
 	Detail string     `json:"detail"`
+}
+
+// JudgeFormulas judges every formula and counts the invalid or
+// unparsable ones.
+func JudgeFormulas(formulas []string) (vs []FormulaVerdict, bad int) {
+	vs = make([]FormulaVerdict, len(formulas))
+	for i, f := range formulas {
+		if vs[i] = JudgeFormula(f); !vs[i].Valid {
+			bad++
+		}
+	}
+	return vs, bad
 }
 
 // JudgeFormula parses and judges one formula; an unparsable one is invalid
@@ -228,35 +252,34 @@ func moreAssignments(n int) string {
 	return ""
 }
 
-// WriteValidations writes file validations as "crucible validate" does:
-// one JSON object per line, or each as WriteText writes it, a blank line
-// between two.
-func WriteValidations(w io.Writer, vs []FileValidation, asJSON bool) error {
+// WriteFileValidations writes the validations as "crucible validate" does:
+// one JSON object per line with asJSON, else each file's table
+// (FileValidation.WriteText), a blank line between files.
+func WriteFileValidations(w io.Writer, vs []FileValidation, asJSON bool) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i, v := range vs {
 		var err error
 		switch {
 		case asJSON:
-			if err = enc.Encode(v); err != nil {
-				err = fmt.Errorf("write %s: %w", v.File, err)
-			}
+			err = enc.Encode(v)
 		case i > 0:
-			fmt.Fprintln(w)
-			fallthrough
+			if _, err = fmt.Fprintln(w); err == nil {
+				err = v.WriteText(w)
+			}
 		default:
 			err = v.WriteText(w)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("write %s: %w", v.File, err)
 		}
 	}
 	return nil
 }
 
-// WriteFormulaVerdicts writes formula verdicts as "crucible validate
-// --formula" does: one JSON object per line, or a table of formula,
-// validity, class and Summary.
+// WriteFormulaVerdicts writes the verdicts as "crucible validate
+// --formula" does: one JSON object per line with asJSON, else a table of
+// formula, validity, class and the oxidation states or the reason.
 func WriteFormulaVerdicts(w io.Writer, vs []FormulaVerdict, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)

@@ -41,15 +41,16 @@ const minSeedFit = 0.1
 
 // seedCandidate is a source that passed the cheap filters, with its rank.
 type seedCandidate struct {
-	src      SeedSource
-	comp     crystal.Composition
-	formula  string
-	cations  []crystal.Element
-	anion    crystal.Element
-	violated int     // constraints known to be missed (and known instability)
-	knownN   int     // constraints with a known value
-	score    float64 // mean margin over the known constraints
-	margins  []string
+	src       SeedSource
+	comp      crystal.Composition
+	formula   string
+	cations   []crystal.Element
+	anion     crystal.Element
+	violated  int     // constraints known to be missed (and known instability)
+	knownN    int     // constraints with a known value
+	shortfall float64 // sum of the known constraints' negative margins (≤ 0)
+	score     float64 // mean margin over the known constraints
+	margins   []string
 }
 
 // Seeds chooses up to n seed materials for a task from known compounds,
@@ -63,8 +64,13 @@ type seedCandidate struct {
 //     values, unknown values counting as unknown rather than failing: first
 //     by the number of constraints known to be missed (a known energy above
 //     the hull over 0.1 eV/atom counts as one), then by the number of
-//     constraints known, then by the mean margin Φ over the known ones (in
-//     steps of 0.05, ties broken by rng).
+//     constraints known, then by how far they miss them (the sum of the
+//     negative margins Φ, in steps of 0.05), then by the mean margin Φ over
+//     the known ones (in steps of 0.05, ties broken by rng). The shortfall
+//     comes before the mean: a compound far short of one bound (a 20 GPa
+//     chloride for a 200 GPa bulk modulus) is a worse start than one just
+//     short of it (AlN at 195 GPa), however comfortably the first meets
+//     the other constraints.
 //  3. They are taken in that order for diversity across chemical systems:
 //     a first pass admits no cation already used and no anion more than
 //     ⌈n/2⌉ times, a second any new chemical system, a third the rest.
@@ -228,6 +234,7 @@ func seedCandidateOf(t task.Task, src SeedSource, allowed map[crystal.Element]bo
 		mark := "✓"
 		if phi < 0 {
 			c.violated++
+			c.shortfall += phi
 			mark = "✗"
 		}
 		c.margins = append(c.margins, fmt.Sprintf("%s = %.3g (%s %s)", con.Property, f, con.String(), mark))
@@ -243,13 +250,17 @@ func seedCandidateOf(t task.Task, src SeedSource, allowed map[crystal.Element]bo
 }
 
 // seedLess orders candidates: fewer known violations, more known
-// constraints, higher mean margin in steps of 0.05.
+// constraints, a smaller shortfall, then a higher mean margin, both in
+// steps of 0.05.
 func seedLess(a, b *seedCandidate) bool {
 	if a.violated != b.violated {
 		return a.violated < b.violated
 	}
 	if a.knownN != b.knownN {
 		return a.knownN > b.knownN
+	}
+	if sa, sb := math.Floor(a.shortfall/0.05), math.Floor(b.shortfall/0.05); sa != sb {
+		return sa > sb
 	}
 	return math.Floor(a.score/0.05) > math.Floor(b.score/0.05)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 // PropertyValue is one property of an evaluated candidate.
@@ -125,6 +127,11 @@ type Evaluation struct {
 	// Relaxation, on a relaxed evaluation, is the relaxation and the
 	// relaxed structure.
 	Relaxation *Relaxation `json:"relaxation,omitempty"`
+	// SpaceGroup is the space group of FinalStructure (the relaxed
+	// structure when relaxed) at the default tolerances, 0.01 Å and 5°,
+	// found by the oracle; absent when none was found and in evaluations
+	// written before it was recorded.
+	SpaceGroup *spacegroup.Name `json:"space_group,omitempty"`
 	// Unsupported lists constrained properties no oracle provides.
 	Unsupported   []string  `json:"unsupported,omitempty"`
 	Evaluator     string    `json:"evaluator"`
@@ -240,6 +247,9 @@ func (e *Evaluation) Validate() error {
 	}
 	if e.Stable && e.HullOutlier {
 		return invalid("evaluation.hull_outlier", "a hull outlier is not stable")
+	}
+	if g := e.SpaceGroup; g != nil && (g.Number < 1 || g.Number > 230 || g.Symbol == "") {
+		return invalid("evaluation.space_group", "number %d, symbol %q: want 1–230 and a symbol", g.Number, g.Symbol)
 	}
 	if n := e.Novelty; n != nil && !slices.Contains(NoveltyClasses, n.Class) {
 		return invalid("evaluation.novelty.class", "%q is none of %v", n.Class, NoveltyClasses)

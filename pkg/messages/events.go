@@ -187,6 +187,14 @@ type Summary struct {
 	Episodes       []EpisodeYield `json:"episodes"`
 	LearningSlope  *float64       `json:"learning_slope"`
 	MeanEAboveHull float64        `json:"mean_e_above_hull"`
+	// SpaceGroups is the number of distinct space groups among the valid
+	// evaluated candidates; SpaceGroupEntropy the Shannon entropy (nats) of
+	// their distribution over the groups, MADE's space-group entropy of
+	// the structures the campaign added to the known set (§4.4);
+	// SpaceGroupEntropyStable the same over the N_stable candidates.
+	SpaceGroups             int     `json:"space_groups"`
+	SpaceGroupEntropy       float64 `json:"space_group_entropy"`
+	SpaceGroupEntropyStable float64 `json:"space_group_entropy_stable"`
 	// ParetoObjectives are the front's axes, from the task's constraints;
 	// ParetoFront the novel hits no other novel hit dominates on them.
 	// Judged counts the candidates the judge weighed (feasible and stable

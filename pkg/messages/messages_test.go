@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -229,6 +230,39 @@ func TestEvaluationJudgeHeader(t *testing.T) {
 		ev := &Evaluation{Feasible: c.feasible, Stable: c.stable, Candidate: Candidate{Seed: c.seed}}
 		if got := ev.Headers()[HeaderJudge]; got != c.want || ev.ForJudge() != (c.want == "yes") {
 			t.Errorf("feasible %v stable %v seed %v: header %q, want %q", c.feasible, c.stable, c.seed, got, c.want)
+		}
+	}
+}
+
+// TestEvaluationSpaceGroup: an evaluation carries its space group through
+// encoding, one written before the field existed still decodes (without a
+// group), and a group that is no space group is refused by name.
+func TestEvaluationSpaceGroup(t *testing.T) {
+	e := &Evaluation{Schema: SchemaVersion, ID: candidate().ID, Campaign: "wbg-1", Candidate: *candidate(), Valid: true,
+		SpaceGroup: &spacegroup.Name{Number: 225, Symbol: "Fm-3m"}}
+	data, err := Encode(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"space_group":{"number":225,"symbol":"Fm-3m"}`) {
+		t.Errorf("encoded without its space group: %s", data)
+	}
+	var back Evaluation
+	if err := Decode(data, &back); err != nil || back.SpaceGroup == nil || *back.SpaceGroup != *e.SpaceGroup {
+		t.Fatalf("round trip: %+v, %v", back.SpaceGroup, err)
+	}
+	old := strings.Replace(string(data), `"space_group":{"number":225,"symbol":"Fm-3m"},`, "", 1)
+	if old == string(data) {
+		t.Fatal("the test's edit did not remove the space group")
+	}
+	var oldBack Evaluation
+	if err := Decode([]byte(old), &oldBack); err != nil || oldBack.SpaceGroup != nil {
+		t.Errorf("an evaluation without a space group: %+v, %v", oldBack.SpaceGroup, err)
+	}
+	for _, bad := range []spacegroup.Name{{Number: 0, Symbol: "P1"}, {Number: 231, Symbol: "X"}, {Number: 14}} {
+		e.SpaceGroup = &bad
+		if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "evaluation.space_group") {
+			t.Errorf("space group %+v: %v", bad, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/novelty"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -120,6 +121,10 @@ type Result struct {
 	Novelty *messages.Novelty `json:"novelty,omitempty"`
 	// Stability is set when asked for and computable.
 	Stability *Stability `json:"stability,omitempty"`
+	// SpaceGroup is the structure's space group at the default tolerances
+	// (0.01 Å, 5°), found once per structure for every structure that could
+	// be read; nil when none is found.
+	SpaceGroup *spacegroup.Name `json:"space_group,omitempty"`
 }
 
 // Stability is the position of a candidate relative to the convex hull of
@@ -254,6 +259,7 @@ func (o *Oracle) validate(req Request) (Result, *crystal.ValidityReport) {
 	}
 	res.Formula = rep.ReducedFormula
 	res.Known = o.ref.Known(rep.ReducedFormula)
+	res.SpaceGroup = req.Structure.SpaceGroupName(spacegroup.Options{})
 	res.Class = rep.Class()
 	res.OxidationStates = rep.OxidationStates()
 	for _, c := range rep.Failed() {

@@ -133,29 +133,9 @@ type FileRecord struct {
 	Properties      map[string]RecordValue `json:"properties"`
 	// SpaceGroup is the structure's space group at the default tolerance
 	// (spacegroup.DefaultSymPrec); absent when it cannot be detected.
-	SpaceGroup *SpaceGroupRecord `json:"space_group,omitempty"`
+	SpaceGroup *spacegroup.Name `json:"space_group,omitempty"`
 	// Relaxation summarises the relaxation the structure came from.
 	Relaxation *energy.Summary `json:"relaxation,omitempty"`
-}
-
-// SpaceGroupRecord names a space group: its ITA number and short
-// international symbol.
-type SpaceGroupRecord struct {
-	Number int    `json:"number"`
-	Symbol string `json:"symbol"`
-}
-
-// SpaceGroupOf detects the space group of s at the default tolerances; nil
-// when s is nil or the detection fails.
-func SpaceGroupOf(s *crystal.Structure) *SpaceGroupRecord {
-	if s == nil {
-		return nil
-	}
-	ds, err := s.SpaceGroup(spacegroup.Options{})
-	if err != nil {
-		return nil
-	}
-	return &SpaceGroupRecord{Number: ds.Number, Symbol: ds.Symbol}
 }
 
 // RecordValue is a property of a FileRecord: uncertainty is always present
@@ -191,10 +171,7 @@ func (f FileResult) Record() FileRecord {
 	rec := FileRecord{
 		File: f.File, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]RecordValue{},
-		Relaxation: f.Relaxed.Summary(),
-	}
-	if f.Err == nil {
-		rec.SpaceGroup = SpaceGroupOf(f.Structure)
+		SpaceGroup: r.SpaceGroup, Relaxation: f.Relaxed.Summary(),
 	}
 	if r.Class != "" {
 		class := string(r.Class)
@@ -279,8 +256,8 @@ func (f FileResult) Line(withHull bool) string {
 	for _, name := range r.PropertyNames() {
 		parts = append(parts, r.Properties[name].Text(name))
 	}
-	if sg := SpaceGroupOf(f.Structure); sg != nil {
-		parts = append(parts, fmt.Sprintf("space group %s (%d)", sg.Symbol, sg.Number))
+	if sg := r.SpaceGroup; sg != nil {
+		parts = append(parts, "space group "+sg.String())
 	}
 	if withHull && r.Stability != nil {
 		st := r.Stability

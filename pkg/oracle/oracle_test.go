@@ -208,8 +208,11 @@ func TestPrototypeFormationEnergies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ proto, formula string }{
-		{"rocksalt", "NaCl"}, {"rocksalt", "MgO"}, {"perovskite", "SrTiO3"}, {"wurtzite", "GaN"},
+	cases := []struct {
+		proto, formula string
+		group          int // the prototype's space group
+	}{
+		{"rocksalt", "NaCl", 225}, {"rocksalt", "MgO", 225}, {"perovskite", "SrTiO3", 221}, {"wurtzite", "GaN", 186},
 	}
 	var reqs []Request
 	for _, c := range cases {
@@ -235,6 +238,9 @@ func TestPrototypeFormationEnergies(t *testing.T) {
 		got := mixed[i].Properties["formation_energy_per_atom"]
 		if got.Source != SourceReference || got.Value != ref.Value || got.Surrogate == nil || *got.Surrogate != cg.Value {
 			t.Errorf("%s: hierarchical value %+v, want reference %v with surrogate %v", c.formula, got, ref.Value, cg.Value)
+		}
+		if g := mixed[i].SpaceGroup; g == nil || g.Number != c.group {
+			t.Errorf("%s (%s): space group %v, want %d", c.formula, c.proto, g, c.group)
 		}
 	}
 }

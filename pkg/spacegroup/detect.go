@@ -45,6 +45,19 @@ type Options struct {
 	AngleTolerance float64
 }
 
+// Check reports tolerances Detect refuses: a position tolerance outside
+// (0, MaxSymPrec] Å or an angle tolerance above MaxAngleTolerance; zero
+// means the default.
+func (o Options) Check() error {
+	if o.SymPrec != 0 && !(o.SymPrec > 0 && o.SymPrec <= MaxSymPrec) {
+		return fmt.Errorf("position tolerance %g Å: want above 0 and at most %g", o.SymPrec, MaxSymPrec)
+	}
+	if !(o.AngleTolerance <= MaxAngleTolerance) {
+		return fmt.Errorf("angle tolerance %g°: want at most %g", o.AngleTolerance, MaxAngleTolerance)
+	}
+	return nil
+}
+
 // Operation is a symmetry operation x' = Rot·x + Trans of the input cell, in
 // its fractional coordinates.
 type Operation struct {
@@ -251,8 +264,8 @@ func Detect(lattice [3][3]float64, frac [][3]float64, types []int, opt Options) 
 	if opt.AngleTolerance == 0 {
 		opt.AngleTolerance = DefaultAngleTolerance
 	}
-	if !(opt.SymPrec > 0 && opt.SymPrec <= MaxSymPrec) || !(opt.AngleTolerance <= MaxAngleTolerance) {
-		return nil, fmt.Errorf("%w: tolerance %g Å, %g°", ErrBadCell, opt.SymPrec, opt.AngleTolerance)
+	if err := opt.Check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadCell, err)
 	}
 	if len(frac) == 0 || len(frac) != len(types) {
 		return nil, fmt.Errorf("%w: %d positions and %d types", ErrBadCell, len(frac), len(types))

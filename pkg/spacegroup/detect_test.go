@@ -260,6 +260,15 @@ func TestEntropy(t *testing.T) {
 			t.Errorf("Entropy(%v) = %g, want %g", c.numbers, got, c.want)
 		}
 	}
+	// Counts: 2 × Fm-3m, 1 × P6_3mc, 1 × Pnma (and a structure without a
+	// group, ignored): −(½ ln ½ + 2 · ¼ ln ¼) = 1.5 ln 2.
+	counts := map[int]int{225: 2, 186: 1, 62: 1, 0: 3, 14: 0}
+	if got, want := EntropyOfCounts(counts), 1.5*math.Ln2; math.Abs(got-want) > 1e-12 {
+		t.Errorf("EntropyOfCounts(%v) = %g, want %g", counts, got, want)
+	}
+	if got := (Name{Number: 225, Symbol: "Fm-3m"}).String(); got != "Fm-3m (225)" {
+		t.Errorf("Name.String = %q", got)
+	}
 }
 
 // sample returns at most 16 evenly spaced elements of xs (every element

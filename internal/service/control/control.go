@@ -18,6 +18,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/discovery"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 )
 
 // Control requests generations and publishes campaign status.
@@ -123,6 +124,9 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 	if st.EAboveHullN > 0 {
 		sum.MeanEAboveHull = st.EAboveHullSum / float64(st.EAboveHullN)
 	}
+	sum.SpaceGroups = len(st.SpaceGroups)
+	sum.SpaceGroupEntropy = spacegroup.EntropyOfCounts(st.SpaceGroups)
+	sum.SpaceGroupEntropyStable = spacegroup.EntropyOfCounts(st.StableSpaceGroups)
 	curve, err := c.Store.DiscoveryCurve(ctx, spec.ID)
 	if err != nil {
 		return nil, nil, err

@@ -37,6 +37,7 @@ import (
 	"github.com/crucible-sci/crucible/pkg/hull"
 	"github.com/crucible-sci/crucible/pkg/judge"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -76,6 +77,9 @@ type Outcome struct {
 	// EAboveHullCalibrated is EAboveHull's calibrated error, when it rests
 	// on a calibrated surrogate formation energy.
 	EAboveHullCalibrated *messages.Calibrated
+	// SpaceGroup is the structure's space group at the default
+	// tolerances, nil when none was found or the oracle does not say.
+	SpaceGroup *spacegroup.Name
 }
 
 // Oracle evaluates a batch of structures. It must return one outcome per
@@ -485,7 +489,7 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		Schema: messages.SchemaVersion, ID: c.ID, Campaign: c.Campaign, Candidate: *c,
 		Valid: o.Valid, Reasons: o.Reasons, Warnings: o.Warnings, OxidationStates: o.OxidationStates, Properties: o.Properties,
 		EAboveHull: o.EAboveHull, HullEnergy: o.HullEnergy, Decomposition: o.Decomposition, EAboveHullCalibrated: o.EAboveHullCalibrated,
-		Known: o.Known, EvaluatedAt: time.Now().UTC(), Unsupported: spec.Task.Unsupported(),
+		Known: o.Known, SpaceGroup: o.SpaceGroup, EvaluatedAt: time.Now().UTC(), Unsupported: spec.Task.Unsupported(),
 	}
 	lookup := func(name string) (float64, bool) {
 		if name == "e_above_hull" && o.EAboveHull != nil {

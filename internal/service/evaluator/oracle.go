@@ -54,7 +54,7 @@ func FindEntries(finds []store.Find) []hull.Entry {
 }
 
 func outcome(r *oracle.Result) Outcome {
-	o := Outcome{Valid: r.Valid, Known: r.Known, Novelty: r.Novelty, Properties: make(map[string]messages.PropertyValue, len(r.Properties))}
+	o := Outcome{Valid: r.Valid, Known: r.Known, Novelty: r.Novelty, SpaceGroup: r.SpaceGroup, Properties: make(map[string]messages.PropertyValue, len(r.Properties))}
 	for _, x := range r.Reasons {
 		o.Reasons = append(o.Reasons, messages.Reason{Code: string(x.Code), Detail: x.Detail})
 	}

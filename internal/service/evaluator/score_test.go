@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -38,7 +39,8 @@ func TestScore(t *testing.T) {
 		score                   float64
 		missing                 bool
 	}{
-		{"hit, stable, novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.05)}, false, true, true, true, 0.7, false},
+		{"hit, stable, novel", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(0.05),
+			SpaceGroup: &spacegroup.Name{Number: 225, Symbol: "Fm-3m"}}, false, true, true, true, 0.7, false},
 		{"below the hull counts as stable", "NaCl", Outcome{Valid: true, Properties: props(3.5, -2), EAboveHull: f(-0.1)}, false, true, true, true, 0.7, false},
 		// Beyond the screen's error below the hull: a likely surrogate
 		// error, not stable (a hull outlier, for the judge to report).
@@ -74,6 +76,9 @@ func TestScore(t *testing.T) {
 			}
 			if ev.Novelty != tc.out.Novelty {
 				t.Errorf("novelty %+v, want the oracle's %+v", ev.Novelty, tc.out.Novelty)
+			}
+			if ev.SpaceGroup != tc.out.SpaceGroup {
+				t.Errorf("space group %v, want the oracle's %v", ev.SpaceGroup, tc.out.SpaceGroup)
 			}
 			if tc.name != "missing property" && (ev.Score < tc.score-1e-9 || ev.Score > tc.score+1e-9) {
 				t.Errorf("score %v, want %v", ev.Score, tc.score)

@@ -285,6 +285,9 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 		}
 		r.Hit = h
 	}
+	if ev.Valid && ev.SpaceGroup != nil {
+		r.SpaceGroup = ev.SpaceGroup.Number
+	}
 	return r
 }
 
