@@ -37,6 +37,8 @@ type campaignFlags struct {
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
 	reflector, reflectorModel    string
+	debate                       string
+	maxDebates                   int
 	// ordered and seededID: see messages.CampaignSpec.Ordered and
 	// messages.SpecSource.SeededID (local sets them).
 	ordered, seededID bool
@@ -62,6 +64,8 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
 	fl.StringVar(&f.reflector, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
 	fl.StringVar(&f.reflectorModel, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
+	fl.StringVar(&f.debate, "debate", "", "offline (default), llm or off: how the judge debates stable hits (docs/debate.md)")
+	fl.IntVar(&f.maxDebates, "max-debates", 0, "hits debated at most; the rest are judged by the rule checks (default: the budget)")
 	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
@@ -78,6 +82,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
 			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
 			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
+			Judge:     messages.JudgeSpec{Debate: f.debate, MaxDebates: f.maxDebates},
 		},
 		SeededID: f.seededID,
 	})
@@ -116,11 +121,13 @@ campaign, shows its progress and writes its results to DIR:
   evaluations.jsonl      one evaluation per line, with its candidate id
   seeds.jsonl            the evaluated seed materials
   discoveries.jsonl      the judge's accepted discoveries, with evidence
+                         and their debate (crucible debate --from DIR)
   discoveries/<id>.cif   their structures
   verdicts.jsonl         the judge's rejections, with reasons
   reflections.jsonl      the reflector's lessons and directives
   prompts.jsonl          generator or reflector llm: every prompt sent and
-                         its answer, by kind (propose, reflect, memory)
+                         its answer, by kind (propose, reflect, memory,
+                         debate)
   summary.json           LLEMA's rates over generated and over evaluated
                          candidates, MADE's n_stable, audc, sde and
                          learning_slope, the Pareto front, counters, …

@@ -358,12 +358,19 @@ func errFields(err error) []zap.Field {
 
 // decodeObject reads the first JSON object of an answer into v: code
 // fences and text around it are skipped.
-func decodeObject(content string, v any) error {
+func decodeObject(content string, v any) error { return decodeFirstObject(content, v, false) }
+
+// decodeFirstObject is decodeObject; strict makes an unknown key an
+// error.
+func decodeFirstObject(content string, v any, strict bool) error {
 	i := strings.IndexByte(content, '{')
 	if i < 0 {
 		return errors.New("no JSON object in the answer")
 	}
 	dec := json.NewDecoder(strings.NewReader(content[i:]))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("the answer's JSON: %w", err)
 	}

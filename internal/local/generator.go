@@ -7,10 +7,12 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/crucible-sci/crucible/internal/llm"
+	"github.com/crucible-sci/crucible/internal/service/judge"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/service/reflector"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/wire"
+	"github.com/crucible-sci/crucible/pkg/debate"
 	"github.com/crucible-sci/crucible/pkg/messages"
 	"github.com/crucible-sci/crucible/pkg/oracle"
 )
@@ -22,8 +24,8 @@ import (
 func LLMClient(spec *messages.CampaignSpec, cfg *llm.Config) (*llm.Client, error) {
 	models := LLMModels(spec)
 	if len(models) == 0 {
-		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM {
-			return nil, errors.New("--generator llm and --reflector llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
+		if spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM || spec.Judge.Debate == messages.DebateLLM {
+			return nil, errors.New("--generator llm, --reflector llm and --debate llm need --model NAME (and --llm-url URL for a server other than OpenAI)")
 		}
 		return nil, nil
 	}
@@ -53,6 +55,22 @@ func LLMModels(spec *messages.CampaignSpec) []string {
 			out = append(out, m)
 		}
 	}
+	if spec.Judge.Debate == messages.DebateLLM {
+		for _, m := range append([]string{spec.Judge.Model, spec.Generator.Model}, sortedValues(spec.Judge.RoleModels)...) {
+			if m != "" && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -93,6 +111,14 @@ func WithData(opts Options, data string, baseline bool, spec *messages.CampaignS
 		return opts, Data{}, err
 	}
 	opts.Oracle = ev
+	if opts.Judge.Debate, err = judge.DebateData(db); err != nil {
+		return opts, Data{}, err
+	}
+	if client != nil && spec.Judge.Debate == messages.DebateLLM {
+		opts.Judge.Debate.Agents = func(s *store.Store, spec *messages.CampaignSpec) (map[string]debate.Agent, debate.Judge) {
+			return llm.DebateAgents(client, s, spec)
+		}
+	}
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		po := wire.ProposerOptions{Baseline: baseline, Provided: provided}
 		if client != nil && spec.Generator.Kind == messages.GeneratorLLM {

@@ -32,7 +32,7 @@ type Result struct {
 	Discoveries []*messages.Verdict
 	Verdicts    []*messages.Verdict // rejected by the judge
 	Reflections []*messages.Reflection
-	Prompts     []*messages.Prompt // LLM exchanges (generator or reflector llm)
+	Prompts     []*messages.Prompt // LLM exchanges (generator, reflector or debate llm)
 }
 
 // RunOptions configure Run.
@@ -102,7 +102,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		return nil, err
 	}
 	res := &Result{Status: status, Summary: status.Summary}
-	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM, res); err != nil {
+	if err := collect(ctx, cl, spec.ID, spec.Generator.Kind == messages.GeneratorLLM || spec.Reflector.Mode == messages.ReflectorLLM || spec.Judge.Debate == messages.DebateLLM, res); err != nil {
 		return nil, err
 	}
 	res.sort()

@@ -120,8 +120,11 @@ func WritePrompts(w io.Writer, ps []*messages.Prompt, full bool) error {
 
 // promptKind is an exchange's kind, propose for records without one.
 func promptKind(p *messages.Prompt) string {
-	if p.Kind == "" {
+	switch p.Kind {
+	case "":
 		return messages.PromptPropose
+	case messages.PromptDebate:
+		return p.Kind + ":" + p.Role
 	}
 	return p.Kind
 }

@@ -455,3 +455,19 @@ func endMembers(d map[string]float64) string {
 	})
 	return strings.Join(names, " + ")
 }
+
+// Sigma is the uncertainty the judge weighs a property value's margin
+// against: its own uncertainty plus its tie spread, or for a hull value
+// without one that of the formation energy it comes from; 0 for exact
+// values.
+func Sigma(name string, pv messages.PropertyValue, ev *messages.Evaluation) float64 {
+	return uncertainty(name, pv, ev)
+}
+
+// ExactSource reports whether a property source gives exact values
+// (reference, structure, hull, symmetry).
+func ExactSource(src string) bool { return exactSource(src) }
+
+// CompetingPhases writes a decomposition "Li2O (0.5) + P2O5 (0.5)", the
+// largest fractions first.
+func CompetingPhases(d map[string]float64) string { return competingPhases(d) }

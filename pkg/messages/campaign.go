@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +75,48 @@ type ReflectorSpec struct {
 	Mode string `json:"mode"`
 	// Model overrides the reflector's default model (llm only).
 	Model string `json:"model,omitempty"`
+}
+
+// Debate modes of the judge (JudgeSpec.Debate).
+const (
+	// DebateOffline: every hit that passes the screen-level checks is
+	// debated by role rules over the debate tools (pkg/debate).
+	DebateOffline = "offline"
+	// DebateLLM: roles and judge are LLM agents calling the same tools,
+	// under the campaign's LLM call budget; a failed exchange falls back to
+	// the offline role.
+	DebateLLM = "llm"
+	// DebateOff: the rule checks alone judge.
+	DebateOff = "off"
+)
+
+// Defaults of the judge.
+const (
+	// DefaultDebateRounds is the round limit of a debate (Materealize's
+	// thinking mode debates at most five rounds).
+	DefaultDebateRounds = 5
+	MaxDebateRounds     = 20
+	// DefaultLLMCallsPerDebate is the share of the default LLM call budget
+	// of each debate with debate llm: four roles over about two rounds, a
+	// tool turn each, and the judge.
+	DefaultLLMCallsPerDebate = 12
+)
+
+// JudgeSpec chooses how the judge weighs a campaign's stable hits.
+type JudgeSpec struct {
+	// Debate is DebateOffline, DebateLLM or DebateOff.
+	Debate string `json:"debate"`
+	// MaxDebates bounds the hits debated; the others are judged by the
+	// rule checks and marked so. Defaults to the budget (every hit).
+	MaxDebates int `json:"max_debates"`
+	// MaxRounds bounds a debate's rounds; it stops earlier when the
+	// agreement settles.
+	MaxRounds int `json:"max_rounds"`
+	// Model is the judge's and the roles' model (debate llm); RoleModels
+	// overrides it per role (thermodynamics, synthesis,
+	// property_confidence, novelty).
+	Model      string            `json:"model,omitempty"`
+	RoleModels map[string]string `json:"role_models,omitempty"`
 }
 
 // DefaultLLMCallsPerReflection is the share of the default LLM call budget
@@ -154,6 +197,8 @@ type CampaignSpec struct {
 	Generator GeneratorSpec `json:"generator"`
 	// Reflector chooses how the campaign reflects after each episode.
 	Reflector ReflectorSpec `json:"reflector"`
+	// Judge chooses how stable hits are judged: debated or by rules.
+	Judge JudgeSpec `json:"judge"`
 	// Islands is the number of sub-populations (LLEMA's m).
 	Islands int `json:"islands"`
 	// Budget is the number of oracle evaluations of proposed candidates
@@ -234,6 +279,16 @@ func (c *CampaignSpec) ApplyDefaults() {
 		if c.Reflector.Mode == ReflectorLLM {
 			c.Generator.MaxLLMCalls += DefaultLLMCallsPerReflection * c.Episodes
 		}
+	}
+	if c.Judge.Debate == "" {
+		c.Judge.Debate = DebateOffline
+	}
+	if c.Judge.MaxDebates == 0 {
+		c.Judge.MaxDebates = c.Budget
+	}
+	setDefault(&c.Judge.MaxRounds, DefaultDebateRounds)
+	if c.Judge.Debate == DebateLLM && c.Generator.MaxLLMCalls == 0 {
+		c.Generator.MaxLLMCalls = DefaultLLMCallsPerDebate * c.Judge.MaxDebates
 	}
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)
@@ -317,6 +372,25 @@ func (c *CampaignSpec) Validate() error {
 	}
 	if c.Reflector.Model != "" && c.Reflector.Mode != ReflectorLLM {
 		return invalid("campaign.reflector.model", "%q is for mode %q only, the mode is %q", c.Reflector.Model, ReflectorLLM, c.Reflector.Mode)
+	}
+	switch c.Judge.Debate {
+	case DebateOffline, DebateLLM, DebateOff:
+	default:
+		return invalid("campaign.judge.debate", "%q, want %q, %q or %q", c.Judge.Debate, DebateOffline, DebateLLM, DebateOff)
+	}
+	if c.Judge.MaxDebates < 0 {
+		return invalid("campaign.judge.max_debates", "%d is negative", c.Judge.MaxDebates)
+	}
+	if r := c.Judge.MaxRounds; r < 1 || r > MaxDebateRounds {
+		return invalid("campaign.judge.max_rounds", "%d outside [1, %d]", r, MaxDebateRounds)
+	}
+	if (c.Judge.Model != "" || len(c.Judge.RoleModels) > 0) && c.Judge.Debate != DebateLLM {
+		return invalid("campaign.judge.model", "models are for debate %q only, the debate is %q", DebateLLM, c.Judge.Debate)
+	}
+	for role := range c.Judge.RoleModels {
+		if !slices.Contains(DebateRoles, role) {
+			return invalid("campaign.judge.role_models", "%q is no role; the roles are %v", role, DebateRoles)
+		}
 	}
 	if c.Generator.MaxLLMCalls < 0 {
 		return invalid("campaign.generator.max_llm_calls", "%d is negative", c.Generator.MaxLLMCalls)

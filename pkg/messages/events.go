@@ -28,7 +28,14 @@ type Verdict struct {
 	// Report is the judge's consolidated report in words.
 	Report     string     `json:"report"`
 	Evaluation Evaluation `json:"evaluation"`
-	JudgedAt   time.Time  `json:"judged_at"`
+	// JudgedBy is JudgedByDebate or JudgedByRules ("" in records of older
+	// builds: rules); JudgedNote says why rules judged a hit that could
+	// have been debated (the debate budget spent, debates off).
+	JudgedBy   string `json:"judged_by,omitempty"`
+	JudgedNote string `json:"judged_note,omitempty"`
+	// Debate is the debate that decided (JudgedByDebate).
+	Debate   *Debate   `json:"debate,omitempty"`
+	JudgedAt time.Time `json:"judged_at"`
 }
 
 // MsgID is the verdict's deterministic message id.
@@ -58,6 +65,14 @@ func (v *Verdict) Validate() error {
 	}
 	if !v.Accepted && len(v.Reasons) == 0 {
 		return invalid("verdict.reasons", "a rejection needs a reason")
+	}
+	if v.Debate != nil {
+		if err := v.Debate.Validate(); err != nil {
+			return err
+		}
+		if v.Accepted != (v.Debate.Verdict == DebateDiscovery) {
+			return invalid("verdict.accepted", "%v with a debate verdict %q", v.Accepted, v.Debate.Verdict)
+		}
 	}
 	return nil
 }

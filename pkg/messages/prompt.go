@@ -35,6 +35,9 @@ const (
 	PromptReflect = "reflect"
 	// PromptMemory: the reflector asks for the memory bank's edits.
 	PromptMemory = "memory"
+	// PromptDebate: a debate role or the debate judge argues over a hit
+	// (Candidate, Role).
+	PromptDebate = "debate"
 )
 
 // Prompt is one LLM exchange of a generation or a reflection, for audit: the rendered
@@ -47,8 +50,12 @@ type Prompt struct {
 	Campaign string `json:"campaign"`
 	// Kind is PromptPropose, PromptReflect or PromptMemory ("" in records
 	// of older builds: propose).
-	Kind       string `json:"kind,omitempty"`
-	Episode    int    `json:"episode"`
+	Kind    string `json:"kind,omitempty"`
+	Episode int    `json:"episode"`
+	// Candidate and Role name the hit and the role (or "judge") of a
+	// debate exchange.
+	Candidate  string `json:"candidate,omitempty"`
+	Role       string `json:"role,omitempty"`
 	Generation int    `json:"generation"`
 	Island     int    `json:"island"`
 	// Attempt is the delivery of the generation request (1 for the first;
@@ -111,6 +118,9 @@ const MaxPromptAnswer = 64 << 10
 // MsgID is the record's deterministic message id: one per campaign,
 // generation, attempt and exchange.
 func (p *Prompt) MsgID() string {
+	if p.Kind == PromptDebate {
+		return fmt.Sprintf("prompt/%s/debate/%s/%d", p.Campaign, p.Candidate, p.Index)
+	}
 	if p.Kind == PromptReflect || p.Kind == PromptMemory {
 		return fmt.Sprintf("prompt/%s/%s/e%d/a%d/%d", p.Campaign, p.Kind, p.Episode, p.Attempt, p.Index)
 	}
@@ -140,7 +150,7 @@ func (p *Prompt) Validate() error {
 		return invalid("prompt.answer", "%d bytes, more than %d", len(p.Answer), MaxPromptAnswer)
 	}
 	switch p.Kind {
-	case "", PromptPropose, PromptReflect, PromptMemory:
+	case "", PromptPropose, PromptReflect, PromptMemory, PromptDebate:
 	default:
 		return invalid("prompt.kind", "unknown kind %q", p.Kind)
 	}

@@ -142,6 +142,10 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	if o.Reflector.Model != "" {
 		c.Reflector.Model = o.Reflector.Model
 	}
+	if o.Judge.Debate != "" {
+		c.Judge.Debate = o.Judge.Debate
+	}
+	set(&c.Judge.MaxDebates, o.Judge.MaxDebates)
 	if o.Generator.Temperature != 0 {
 		c.Generator.Temperature = o.Generator.Temperature
 	}

@@ -28,8 +28,11 @@ const (
 // lessons of one chemical system.
 func Agents(seed uint64) func(Request) Reply {
 	propose := Substitute(seed)
+	debater := Debater()
 	return func(req Request) Reply {
 		switch {
+		case IsDebate(req):
+			return debater(req)
 		case strings.HasPrefix(req.System, reflectMarker):
 			return reflectReply(req.User)
 		case strings.HasPrefix(req.System, memoryMarker):

@@ -41,6 +41,19 @@ type Reply struct {
 	NoUsage                        bool
 	// Hang never answers: the request waits until the client gives up.
 	Hang bool
+	// ToolCalls, when set, answer with function calls (finish reason
+	// "tool_calls") instead of content.
+	ToolCalls []ToolCall
+}
+
+// ToolCall is a function call of a reply.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// ToolResult is a tool message of a request: the result of a call.
+type ToolResult struct {
+	CallID, Content string
 }
 
 // Request is a request the server received.
@@ -55,7 +68,11 @@ type Request struct {
 	// Format is the response_format type asked for ("" for none).
 	Format       string
 	System, User string
-	Auth         string // the Authorization header
+	// Tools are the names of the function tools offered; ToolResults the
+	// tool messages sent back, in order.
+	Tools       []string
+	ToolResults []ToolResult
+	Auth        string // the Authorization header
 	// Arrived is when the request arrived (before any latency).
 	Arrived time.Time
 }
@@ -176,9 +193,15 @@ func (s *Server) Requests() []Request {
 type chatRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role       string `json:"role"`
+		Content    string `json:"content"`
+		ToolCallID string `json:"tool_call_id"`
 	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
 	Temperature         float64 `json:"temperature"`
 	MaxTokens           int     `json:"max_tokens"`
 	MaxCompletionTokens int     `json:"max_completion_tokens"`
@@ -241,7 +264,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			req.System += m.Content
 		case "user":
 			req.User += m.Content
+		case "tool":
+			req.ToolResults = append(req.ToolResults, ToolResult{CallID: m.ToolCallID, Content: m.Content})
 		}
+	}
+	for _, t := range cr.Tools {
+		req.Tools = append(req.Tools, t.Function.Name)
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
@@ -288,10 +316,20 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if finish == "" {
 		finish = "stop"
 	}
+	message := map[string]any{"role": "assistant", "content": reply.Content}
+	if len(reply.ToolCalls) > 0 {
+		calls := make([]map[string]any, len(reply.ToolCalls))
+		for i, c := range reply.ToolCalls {
+			calls[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+		}
+		message["tool_calls"] = calls
+		if reply.Finish == "" {
+			finish = "tool_calls"
+		}
+	}
 	resp := map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": req.Model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": finish,
-			"message": map[string]any{"role": "assistant", "content": reply.Content}}},
+		"choices": []map[string]any{{"index": 0, "finish_reason": finish, "message": message}},
 	}
 	if !reply.NoUsage {
 		resp["usage"] = map[string]any{"prompt_tokens": reply.PromptTokens, "completion_tokens": reply.CompletionTokens,

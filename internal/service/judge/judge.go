@@ -24,6 +24,8 @@ type Config struct {
 	Concurrency  int
 	DrainTimeout time.Duration
 	Options      judge.Options
+	// Debate equips the judge to debate hits (debate.go).
+	Debate DebateConfig
 }
 
 // Service is a judge replica.
@@ -33,6 +35,8 @@ type Service struct {
 	log   *zap.Logger
 	cfg   Config
 	specs *specs.Cache
+	// workers is the debate pool.
+	workers chan struct{}
 }
 
 var metricVerdicts = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,14 +45,19 @@ var metricVerdicts = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"decision"})
 
 // Collectors are the judge's metrics.
-func Collectors() []prometheus.Collector { return []prometheus.Collector{metricVerdicts} }
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricVerdicts, metricDebates, metricDebateSeconds}
+}
 
 // New builds a judge.
 func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 8
 	}
-	return &Service{bus: b, store: s, log: log, cfg: cfg, specs: specs.New(s)}
+	if cfg.Debate.Workers < 1 {
+		cfg.Debate.Workers = DefaultDebateWorkers
+	}
+	return &Service{bus: b, store: s, log: log, cfg: cfg, specs: specs.New(s), workers: make(chan struct{}, cfg.Debate.Workers)}
 }
 
 // Run consumes evaluations until ctx is cancelled, then drains.
@@ -78,7 +87,10 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("evaluation %s: %w", ev.ID, err)
 	}
-	v := judge.Judge(spec, &ev, s.cfg.Options, time.Now().UTC())
+	v, err := s.debated(ctx, spec, &ev, judge.Judge(spec, &ev, s.cfg.Options, time.Now().UTC()))
+	if err != nil {
+		return err
+	}
 	if err := s.bus.Publish(ctx, v.Subject(), &v); err != nil {
 		return err
 	}
