@@ -2,6 +2,7 @@
 #
 #   make demo    a real campaign on this machine (embedded NATS and Redis)
 #   make test    every test (uses ../shared or CRUCIBLE_DATA when present)
+#   make console rebuild the web console's embedded files with npm
 
 GO       ?= go
 BIN      ?= bin
@@ -23,7 +24,7 @@ NATS_PORT  ?= 4222
 REDIS_PORT ?= 6379
 RUN_DIR    := .run
 
-.PHONY: all build test lint demo bench up down clean data
+.PHONY: all build test lint demo bench up down clean data console
 
 all: build
 
@@ -31,6 +32,11 @@ build:
 	@mkdir -p $(BIN)
 	@for b in $(BINARIES); do $(GO) build -trimpath -o $(BIN)/$$b ./cmd/$$b || exit 1; done
 	@echo "built $(BINARIES) into $(BIN)/"
+
+# The web console (internal/console/web, built by vite into
+# internal/console/dist, which is committed: "go build" needs no npm).
+console:
+	cd internal/console/web && npm ci --no-audit --no-fund && npm run build
 
 test:
 	$(GO) test -count=1 -timeout 20m $(PKGS)

@@ -54,6 +54,7 @@ type composeService struct {
 	Restart         string   `json:"restart,omitempty"`
 	StopGracePeriod string   `json:"stop_grace_period,omitempty"`
 	Profiles        []string `json:"profiles,omitempty"`
+	Ports           []string `json:"ports,omitempty"`
 }
 
 // interpolation is ${NAME}, ${NAME:-default} or ${NAME:?message}.
@@ -107,7 +108,7 @@ func loadCompose(t *testing.T) *composeFile {
 
 func TestComposeFile(t *testing.T) {
 	f := loadCompose(t)
-	for _, want := range []string{"nats", "redis", "data", "proposer", "evaluator", "reflector", "judge"} {
+	for _, want := range []string{"nats", "redis", "data", "proposer", "evaluator", "reflector", "judge", "console"} {
 		if _, ok := f.Services[want]; !ok {
 			t.Errorf("no service %s", want)
 		}
@@ -175,6 +176,20 @@ func TestComposeFile(t *testing.T) {
 		if s.Restart != "unless-stopped" {
 			t.Errorf("service %s: restart %q", name, s.Restart)
 		}
+	}
+	// The console serves the web application on this host's loopback
+	// interface only, its token from a secret.
+	con := f.Services["console"]
+	if !slices.Equal(con.Entrypoint, []string{"crucible"}) || len(con.Command) == 0 || con.Command[0] != "serve" {
+		t.Errorf("console runs %v %v, want crucible serve", con.Entrypoint, con.Command)
+	}
+	for _, p := range con.Ports {
+		if !strings.HasPrefix(interpolate(p), "127.0.0.1:") {
+			t.Errorf("console publishes %s beyond the loopback interface", p)
+		}
+	}
+	if con.Environment["CRUCIBLE_CONSOLE_TOKEN_FILE"] != "/run/secrets/console_token" {
+		t.Error("console does not read its token from the console_token secret")
 	}
 	// The evaluators scale with --scale: nothing in them may be unique.
 	if ev := f.Services["evaluator"]; ev.User != "" || ev.Profiles != nil {

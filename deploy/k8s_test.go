@@ -153,6 +153,7 @@ var (
 	services   = []string{"proposer", "evaluator", "reflector", "judge"}
 	secretKeys = map[string][]string{
 		"crucible-nats-users": {"admin", "proposer", "evaluator", "reflector", "judge", "client"},
+		"crucible-console":    {"token"},
 		"crucible-redis":      {"password"},
 		"crucible-llm":        {"api-key"},
 		"crucible-nats-tls":   {"tls.crt", "tls.key", "ca.crt"},
