@@ -43,7 +43,7 @@ func main() {
 			f.IntVar(&workers, "debate-workers", app.EnvInt("CRUCIBLE_JUDGE_DEBATE_WORKERS", judge.DefaultDebateWorkers), "debates run at once [CRUCIBLE_JUDGE_DEBATE_WORKERS]")
 			f.IntVar(&transcripts, "transcripts", app.EnvInt("CRUCIBLE_JUDGE_TRANSCRIPTS", store.DefaultTranscripts), "debate transcripts kept per campaign, the most recent [CRUCIBLE_JUDGE_TRANSCRIPTS]")
 			f.Float64Var(&cfg.Options.ConfidenceK, "confidence-k", app.EnvFloat("CRUCIBLE_JUDGE_CONFIDENCE_K", pjudge.DefaultConfidenceK), "a surrogate property must clear its bound by K times the surrogate's error [CRUCIBLE_JUDGE_CONFIDENCE_K]")
-			f.Float64Var(&cfg.Options.SuspiciousBelowHull, "suspicious-below-hull", app.EnvFloat("CRUCIBLE_JUDGE_SUSPICIOUS_BELOW_HULL", pjudge.DefaultSuspiciousBelowHull), "reject energies this far below the known hull (eV/atom) as likely surrogate errors [CRUCIBLE_JUDGE_SUSPICIOUS_BELOW_HULL]")
+			f.Float64Var(&cfg.Options.SuspiciousBelowHull, "suspicious-below-hull", app.EnvFloat("CRUCIBLE_JUDGE_SUSPICIOUS_BELOW_HULL", pjudge.DefaultSuspiciousBelowHull), "reject energies this far below the known hull (eV/atom) as likely surrogate errors, where the evaluation carries no calibrated error (else its 95 % quantile is the bound) [CRUCIBLE_JUDGE_SUSPICIOUS_BELOW_HULL]")
 			llmCfg.BindFlags(f, true)
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {

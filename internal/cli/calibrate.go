@@ -1,36 +1,54 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"io"
+	"maps"
+	"runtime"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/calibrate"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/oracle"
+	"github.com/crucible-sci/crucible/pkg/surrogate"
 )
 
 func init() { register(newCalibrateCmd) }
 
 func newCalibrateCmd() *cobra.Command {
 	var (
-		dir, out string
-		per      int
-		seed     uint64
+		dir, out    string
+		per, relaxN int
+		seed        uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "calibrate [--out FILE] [--per-property N] [--seed S]",
 		Short: "Measure the oracle's error per property on known compounds built as candidates are",
 		Long: `Build known compounds of the reference tables exactly as seeds and
 candidates are built (the prototype library, best site fit, valid), predict
-them with the CGCNN surrogates alone, and compare with the reference values:
+them with the surrogates alone, and compare with the reference values:
 per property the mean absolute error, the bias (mean of prediction −
 reference), and the 68 % and 95 % quantiles of the absolute error. The 68 %
 quantile is the calibrated standard error σ that evaluations carry and that
 the screen and the judge require constraints and the stability threshold to
 be met by (k σ, the campaign's confidence_k). The energy above hull takes
-the formation energy's errors.
+the formation energy's errors, and its 95 % quantile bounds how far below
+the hull a candidate may lie before it is a likely surrogate error.
+
+Crucible's own surrogates (static dielectric constant, piezoelectric
+coefficient, conductivity; trained first when missing) are measured on the
+known compounds of their data sets, each predicted by a model refitted
+without it (5 grouped folds), their errors in log10 of the property;
+compounds whose built structure is outside a model's domain or
+centrosymmetric (a piezoelectric coefficient of 0 by symmetry) are counted
+apart.
+
+With --relax N the relax tier is measured too, on the first N known
+compounds with a formation energy: each built, relaxed with M3GNet and
+evaluated as the relax tier evaluates a candidate (seconds of CPU each).
 
 The calibration (with the formulas it was measured on and the SHA-256 of
 each model) is written to --out, else to the data directory when writable,
@@ -48,9 +66,30 @@ refused.`,
 			if err != nil {
 				return err
 			}
-			c, err := calibrate.Measure(cmd.Context(), o, o.Reference(), datadir.Models(d), calibrate.Options{PerProperty: per, Seed: seed})
+			copts := calibrate.Options{PerProperty: per, Seed: seed}
+			c, err := calibrate.Measure(cmd.Context(), o, o.Reference(), datadir.Models(d), copts)
 			if err != nil {
 				return err
+			}
+			var own []*surrogate.Model
+			for _, p := range surrogate.Properties() {
+				m, _, err := surrogate.Ensure(p.Name, d, surrogate.EnsureOptions{Log: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }})
+				if err != nil {
+					return err
+				}
+				own = append(own, m)
+			}
+			if err := calibrate.MeasureOwn(cmd.Context(), o, own, d, c, copts); err != nil {
+				return err
+			}
+			if relaxN > 0 {
+				r, err := oracle.OpenRelaxer(d, oracle.RelaxOptions{})
+				if err != nil {
+					return err
+				}
+				if err := calibrate.MeasureRelax(cmd.Context(), o, r, o.Reference(), c, calibrate.RelaxOptions{Compounds: relaxN, Seed: seed, Workers: runtime.GOMAXPROCS(0)}); err != nil {
+					return err
+				}
 			}
 			if out == "" {
 				if out, err = calibrate.DefaultOutput(d); err != nil {
@@ -61,17 +100,14 @@ refused.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "tier %s, %d compounds (set %s…)\n", calibrate.TierScreen, len(c.Set.Formulas), c.Set.Checksum[:12])
-			tier := c.Tiers[calibrate.TierScreen]
-			names := make([]string, 0, len(tier.Properties))
-			for p := range tier.Properties {
-				names = append(names, p)
-			}
-			sort.Strings(names)
-			fmt.Fprintf(w, "%-26s %5s %9s %9s %9s %9s  %s\n", "property", "n", "MAE", "bias", "q68", "q95", "unit")
-			for _, p := range names {
-				s := tier.Properties[p]
-				fmt.Fprintf(w, "%-26s %5d %9.4g %+9.3g %9.4g %9.4g  %s\n", p, s.N, s.MAE, s.Bias, s.Q68, s.Q95, s.Unit)
+			for _, name := range slices.Sorted(maps.Keys(c.Tiers)) {
+				tier := c.Tiers[name]
+				if name == calibrate.TierScreen {
+					fmt.Fprintf(w, "tier %s, %d compounds (set %s…)\n", name, len(c.Set.Formulas), c.Set.Checksum[:12])
+				} else {
+					fmt.Fprintf(w, "tier %s, %d compounds relaxed\n", name, len(c.Set.Relaxed))
+				}
+				printTier(w, tier)
 			}
 			fmt.Fprintln(w, "written to", out)
 			return nil
@@ -81,5 +117,22 @@ refused.`,
 	cmd.Flags().StringVar(&out, "out", "", "calibration file to write")
 	cmd.Flags().IntVar(&per, "per-property", calibrate.DefaultPerProperty, "known compounds measured per property")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the sample's order")
+	cmd.Flags().IntVar(&relaxN, "relax", 0, "also measure the relax tier on this many known compounds (seconds of CPU each)")
 	return cmd
+}
+
+func printTier(w io.Writer, tier calibrate.Tier) {
+	names := slices.Sorted(maps.Keys(tier.Properties))
+	fmt.Fprintf(w, "%-26s %5s %9s %9s %9s %9s  %s\n", "property", "n", "MAE", "bias", "q68", "q95", "unit")
+	for _, p := range names {
+		s := tier.Properties[p]
+		unit := s.Unit
+		if s.Log10 {
+			unit = "log10 of " + cmp.Or(unit, "the value")
+		}
+		fmt.Fprintf(w, "%-26s %5d %9.4g %+9.3g %9.4g %9.4g  %s\n", p, s.N, s.MAE, s.Bias, s.Q68, s.Q95, unit)
+		for _, why := range slices.Sorted(maps.Keys(s.Excluded)) {
+			fmt.Fprintf(w, "%-26s %5d excluded: %s\n", "", s.Excluded[why], why)
+		}
+	}
 }

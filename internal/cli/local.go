@@ -36,6 +36,7 @@ type campaignFlags struct {
 	generator, model, oracle     string
 	temperature, threshold       float64
 	maxLLMCalls, maxInFlight     int
+	maxLLMTokens                 int
 	reflector, reflectorModel    string
 	debate                       string
 	maxDebates                   int
@@ -61,6 +62,7 @@ func (f *campaignFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
 	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
 	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
+	fl.IntVar(&f.maxLLMTokens, "max-llm-tokens", 0, "LLM tokens (prompt and completion) the campaign may spend on every kind of exchange (default: no bound)")
 	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
 	fl.StringVar(&f.reflector, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
 	fl.StringVar(&f.reflectorModel, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
@@ -80,7 +82,7 @@ func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
 		Set: messages.CampaignSpec{
 			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
 			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
-			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls},
+			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls, MaxLLMTokens: f.maxLLMTokens},
 			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
 			Judge:     messages.JudgeSpec{Debate: f.debate, MaxDebates: f.maxDebates},
 		},

@@ -97,6 +97,10 @@ func TestLocalLLMReflector(t *testing.T) {
 			t.Errorf("%s exchange: outcome %s (%s), tokens %d + %d", p.Kind, p.Outcome, p.Error, p.PromptTokens, p.CompletionTokens)
 		}
 		kinds[p.Kind]++
+		// MADE §4.1: the reflect summary carries the episode's chronological log.
+		if p.Kind == messages.PromptReflect && !strings.Contains(p.User, `"episode_log": [`) {
+			t.Errorf("reflect prompt without the episode's log:\n%s", p.User)
+		}
 	}
 	t.Logf("exchanges by kind: %v", kinds)
 	if kinds[messages.PromptPropose] == 0 || kinds[messages.PromptReflect] != 2 || kinds[messages.PromptMemory] != 2 {

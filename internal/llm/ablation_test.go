@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +31,8 @@ import (
 // and the unique compositions per episode. It is a measurement, run on
 // demand: CRUCIBLE_ABLATION=1 go test ./internal/llm -run
 // TestReflectorAblation -v -timeout 60m (CRUCIBLE_ABLATION_BUDGET sets
-// the evaluations per episode, 10 by default).
+// the evaluations per episode, 10 by default; CRUCIBLE_ABLATION_MODES the
+// modes and their order, "off,rules,llm" by default).
 func TestReflectorAblation(t *testing.T) {
 	if os.Getenv("CRUCIBLE_ABLATION") == "" {
 		t.Skip("a measurement: set CRUCIBLE_ABLATION=1 to run it")
@@ -70,8 +72,15 @@ func TestReflectorAblation(t *testing.T) {
 	})
 	tasks := []string{"Stable Wide-Bandgap Semiconductors", "Hard, Stiff Ceramics", "Solid-State Electrolytes"}
 	modes := []string{messages.ReflectorOff, messages.ReflectorRules, messages.ReflectorLLM}
-	t.Logf("%-36s %-5s %4s  %-22s %7s  %-22s", "task", "mode", "seed", "N_stable per episode", "slope", "unique per episode")
-	type agg struct{ slope, unique float64 }
+	if v := os.Getenv("CRUCIBLE_ABLATION_MODES"); v != "" {
+		// The modes and their order (each task runs them in turn on one
+		// stack): "rules,off" checks that the order is not what differs.
+		modes = strings.Split(v, ",")
+	}
+	// directives and lessons show whether reflection had a lever at all:
+	// evolve reads no bullets, only directives and lessons (its weights).
+	t.Logf("%-36s %-5s %4s  %-22s %7s  %-22s %5s %5s", "task", "mode", "seed", "N_stable per episode", "slope", "unique per episode", "dirs", "lessons")
+	type agg struct{ slope, unique, stable float64 }
 	sums := map[string]*agg{}
 	for ti, name := range tasks {
 		tk, err := task.ByName(name)
@@ -94,10 +103,16 @@ func TestReflectorAblation(t *testing.T) {
 				if mode != messages.ReflectorOff && len(res.Reflections) != episodes {
 					t.Errorf("%s: %d reflections, want %d", id, len(res.Reflections), episodes)
 				}
+				dirs := 0
 				for _, r := range res.Reflections {
 					if mode == messages.ReflectorLLM && r.Mode != messages.ReflectorLLM {
 						t.Errorf("%s: reflection by %s (%s)", id, r.Mode, r.Fallback)
 					}
+					dirs += len(r.Directives)
+				}
+				lessons, err := st.Store.Experiences(ctx, id)
+				if err != nil {
+					t.Fatal(err)
 				}
 				nStable := make([]float64, episodes)
 				formulas := make([]map[string]bool, episodes)
@@ -127,16 +142,19 @@ func TestReflectorAblation(t *testing.T) {
 				}
 				sums[key].slope += s / 3
 				sums[key].unique += meanUnique / 3
-				t.Logf("%-36s %-5s %4d  %-22s %7.2f  %-22s", name, mode, seed, fmt.Sprint(nStable), s, fmt.Sprint(unique))
+				for _, n := range nStable {
+					sums[key].stable += n / episodes / 3
+				}
+				t.Logf("%-36s %-5s %4d  %-22s %7.2f  %-22s %5d %5d", name, mode, seed, fmt.Sprint(nStable), s, fmt.Sprint(unique), dirs, len(lessons))
 			}
 		}
 	}
 	t.Logf("means over the 3 seeds")
-	t.Logf("%-36s %-5s %7s %9s", "task", "mode", "slope", "unique/ep")
+	t.Logf("%-36s %-5s %9s %7s %9s", "task", "mode", "N_stable/ep", "slope", "unique/ep")
 	for _, name := range tasks {
 		for _, mode := range modes {
 			a := sums[name+"/"+mode]
-			t.Logf("%-36s %-5s %7.2f %9.2f", name, mode, a.slope, a.unique)
+			t.Logf("%-36s %-5s %9.2f %7.2f %9.2f", name, mode, a.stable, a.slope, a.unique)
 		}
 	}
 }

@@ -78,7 +78,7 @@ var reasons = map[string]string{
 	KindServerError: "server error", KindContextLength: "prompt longer than the model's context",
 	KindFormatUnsupported: "response format not supported", KindUnauthorized: "unauthorized",
 	KindModelNotFound: "model or route not found", KindQuota: "quota spent", KindBadRequest: "bad request",
-	KindBudget: "LLM call budget spent",
+	KindBudget: "LLM budget spent",
 }
 
 // Error is a failed request, classified.

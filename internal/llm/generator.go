@@ -203,18 +203,22 @@ func (g *Generator) release(spec *messages.CampaignSpec) func(context.Context) {
 }
 
 // reserveCall counts each request against the campaign's call budget
-// (max_llm_calls), shared by every kind of exchange; nil without a store.
+// (max_llm_calls) and checks its token budget (max_llm_tokens), both
+// shared by every kind of exchange; nil without a store.
 func reserveCall(s *store.Store, spec *messages.CampaignSpec) func(context.Context) error {
 	if s == nil {
 		return nil
 	}
 	return func(ctx context.Context) error {
-		ok, err := s.ReserveLLMCall(ctx, spec.ID, spec.Generator.MaxLLMCalls)
+		r, err := s.ReserveLLMCall(ctx, spec.ID, spec.Generator.MaxLLMCalls, spec.Generator.MaxLLMTokens)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		switch r.Spent {
+		case store.BudgetCalls:
 			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM calls (max_llm_calls) are spent", spec.Generator.MaxLLMCalls)}
+		case store.BudgetTokens:
+			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM tokens (max_llm_tokens) are spent: %d used by its proposals, reflections and memory edits", spec.Generator.MaxLLMTokens, r.Used)}
 		}
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,8 @@ const (
 
 const reflectSystem = ReflectMarker + `. After each episode you read the episode's statistics and write lessons for the proposer, which designs crystal structures, and directives the environment enforces.
 
+The summary holds the campaign's counters so far, its per-composition statistics (queries, hits, stable count and rate, E_hull range in eV/atom) and the episode's chronological log, one evaluation a line: "#index formula E_hull value" with the flags stable, hit (every constraint met), known (in the reference data) or novel, or "invalid".
+
 Guardrails:
 - Read the metrics correctly: an energy above hull (E_hull) below 0 eV/atom is below the known hull, a potential new ground state, not an error; E_hull at or below the stability threshold is stable.
 - Novelty is not success; a material of the reference data is no discovery. Success is a candidate meeting every constraint (a hit) that is also stable.
@@ -66,10 +69,10 @@ Answer with one JSON object and nothing else:
 {"bullets":["…", "…", "…"],"directives":[{"kind":"cap_composition|exclude_element|avoid_system","formula":"…","element":"…","system":"A-B-C","limit":N,"reason":"…"}]}
 bullets: 3 to 5 concise, actionable lessons. directives: possibly none.`
 
-const memorySystem = MemoryMarker + `. Its experiences are lessons keyed by context: "comp:<reduced formula>", "elem:<element symbol>" or "sys:<elements sorted, joined by ->". After each episode you edit the bank with SciMem's operations:
+const memorySystem = MemoryMarker + `. Its experiences are lessons keyed by context: "elem:<element symbol>", "sys:<elements sorted, joined by ->", "fam:<anonymous formula>" (a composition family: one stoichiometry across chemical systems, "ABC3" for SrTiO3 and BaZrO3) or, for a composition no broader lesson covers, "comp:<reduced formula>". After each episode you edit the bank with SciMem's operations:
 - add: a new lesson (only with at least 3 queries of evidence behind it);
 - modify: rewrite a lesson the new evidence changes;
-- merge: replace several related lessons (compositions of one chemical system, say) by one ("from" lists them); prefer merge over add;
+- merge: replace several related lessons (compositions of one chemical system or one family, say) by one ("from" lists them); prefer merge over add;
 - delete: remove a lesson the new evidence contradicts.
 Keep lessons concise (at most 100 words), concrete (formulas, counts, energies) and never repeat another lesson's text. Edit only what the episode's evidence changes; no edits is a valid answer.
 
@@ -84,6 +87,7 @@ var memorySchema = json.RawMessage(`{"type":"object","properties":{"edits":{"typ
 // Bounds of the summary and of the answers.
 const (
 	maxSummaryCompositions = 40  // the most queried, then the successes
+	maxSummaryLog          = 60  // the episode's most recent evaluations
 	maxBulletLen           = 600 // bytes; longer bullets are cut
 	maxBankLessonsShown    = 64
 )
@@ -102,8 +106,13 @@ type Summary struct {
 	// the rest).
 	Compositions []SummaryComposition `json:"compositions"`
 	Omitted      int                  `json:"compositions_omitted,omitempty"`
-	Directives   []string             `json:"directives_in_force,omitempty"`
-	Recent       []string             `json:"recent_lessons,omitempty"`
+	// Log is the episode's chronological log, one line per evaluation
+	// (at most maxSummaryLog, the most recent; LogOmitted counts the
+	// earlier ones left out).
+	Log        []string `json:"episode_log,omitempty"`
+	LogOmitted int      `json:"episode_log_omitted,omitempty"`
+	Directives []string `json:"directives_in_force,omitempty"`
+	Recent     []string `json:"recent_lessons,omitempty"`
 }
 
 // SummaryCounts are the campaign's counters in the summary.
@@ -120,12 +129,14 @@ type SummaryCounts struct {
 
 // SummaryComposition is one composition's statistics.
 type SummaryComposition struct {
-	Formula string   `json:"formula"`
-	Queries int      `json:"queries"`
-	Hits    int      `json:"hits"`
-	Stable  int      `json:"stable"`
-	EMin    *float64 `json:"e_hull_min,omitempty"`
-	EMax    *float64 `json:"e_hull_max,omitempty"`
+	Formula string `json:"formula"`
+	Queries int    `json:"queries"`
+	Hits    int    `json:"hits"`
+	Stable  int    `json:"stable"`
+	// StableRate is Stable / Queries (MADE §4.1's stability rate).
+	StableRate float64  `json:"stable_rate"`
+	EMin       *float64 `json:"e_hull_min,omitempty"`
+	EMax       *float64 `json:"e_hull_max,omitempty"`
 }
 
 // NewSummary builds the summary of a reflection's input.
@@ -161,7 +172,38 @@ func NewSummary(spec *messages.CampaignSpec, in *reflection.Input) *Summary {
 		}
 	}
 	s.Recent = in.Recent
+	log := in.Log
+	if n := len(log) - maxSummaryLog; n > 0 {
+		s.LogOmitted, log = n, log[n:]
+	}
+	s.Log = make([]string, 0, len(log))
+	for _, q := range log {
+		s.Log = append(s.Log, logLine(q))
+	}
 	return s
+}
+
+// logLine writes a query of the log as "#12 SrTiO3 E_hull 0.034 stable
+// hit novel", or "#13 XY invalid".
+func logLine(q reflection.Query) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s", q.Index, q.Formula)
+	if !q.Valid {
+		b.WriteString(" invalid")
+		return b.String()
+	}
+	if q.EAboveHull != nil {
+		b.WriteString(" E_hull " + strconv.FormatFloat(*q.EAboveHull, 'f', 3, 64))
+	}
+	for _, f := range []struct {
+		on   bool
+		word string
+	}{{q.Stable, "stable"}, {q.Hit, "hit"}, {q.Known, "known"}, {q.Novel, "novel"}} {
+		if f.on {
+			b.WriteString(" " + f.word)
+		}
+	}
+	return b.String()
 }
 
 type reflectionStat SummaryComposition
@@ -169,7 +211,11 @@ type reflectionStat SummaryComposition
 func statsOf(in *reflection.Input) []reflectionStat {
 	out := make([]reflectionStat, 0, len(in.Compositions))
 	for _, c := range in.Compositions {
-		out = append(out, reflectionStat{Formula: c.Formula, Queries: c.Queries, Hits: c.Hits, Stable: c.Stable, EMin: c.EMin, EMax: c.EMax})
+		rate := 0.0
+		if c.Queries > 0 {
+			rate = math.Round(1000*float64(c.Stable)/float64(c.Queries)) / 1000
+		}
+		out = append(out, reflectionStat{Formula: c.Formula, Queries: c.Queries, Hits: c.Hits, Stable: c.Stable, StableRate: rate, EMin: c.EMin, EMax: c.EMax})
 	}
 	return out
 }
@@ -190,7 +236,15 @@ type reflectAnswer struct {
 // Reflect implements reflector.LLM.
 func (r *Reflector) Reflect(ctx context.Context, spec *messages.CampaignSpec, in *reflection.Input, rules *reflection.Output) (*reflector.LLMReflection, error) {
 	out := &reflector.LLMReflection{Output: *rules}
-	sum, err := json.MarshalIndent(NewSummary(spec, in), "", " ")
+	summary := NewSummary(spec, in)
+	sum, err := json.MarshalIndent(summary, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	// The memory exchange edits lessons from the statistics; the log
+	// would only lengthen its prompt.
+	summary.Log, summary.LogOmitted = nil, 0
+	memSum, err := json.MarshalIndent(summary, "", " ")
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +274,7 @@ func (r *Reflector) Reflect(ctx context.Context, spec *messages.CampaignSpec, in
 		lessons = append(lessons, map[string]any{"key": e.Key, "support": e.Support, "text": e.Text})
 	}
 	bank, _ := json.MarshalIndent(lessons, "", " ")
-	user = "Memory bank (" + strconv.Itoa(len(in.Existing)) + " lessons):\n```json\n" + string(bank) + "\n```\nEpisode summary:\n```json\n" + string(sum) +
+	user = "Memory bank (" + strconv.Itoa(len(in.Existing)) + " lessons):\n```json\n" + string(bank) + "\n```\nEpisode summary:\n```json\n" + string(memSum) +
 		"\n```\nThis episode's lessons:\n- " + strings.Join(out.Output.Bullets, "\n- ") + "\nWrite the bank's edits."
 	content, rec, err = r.exchange(ctx, spec, in.Episode, messages.PromptMemory, memorySystem, user, memorySchema, "memory_edits")
 	out.Prompts = append(out.Prompts, rec)

@@ -77,8 +77,14 @@ func checkRelaxed(t *testing.T, spec *messages.CampaignSpec, res *local.Result, 
 			if !ok || (!ev.Known && (fe.Source != "m3gnet" || math.Abs(fe.Value-rx.FormationEnergy) > 1e-9)) {
 				t.Errorf("%s: formation energy %+v, relaxation's %v", ev.ID, fe, rx.FormationEnergy)
 			}
-			// A hull outlier (far below the hull: a likely model error) is not stable.
-			outlier := ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull < -judge.DefaultSuspiciousBelowHull
+			// A hull outlier (further below the hull than the calibrated 95 %
+			// error, else the default bound: a likely model error) is not
+			// stable.
+			bound, _ := judge.OutlierBound(ev.EAboveHullCalibrated, judge.DefaultSuspiciousBelowHull)
+			if ev.EAboveHull != nil && ev.HullOutlierBound != bound {
+				t.Errorf("%s: hull-outlier bound %v, want %v", ev.ID, ev.HullOutlierBound, bound)
+			}
+			outlier := ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull < -bound
 			if ev.HullOutlier != outlier || ev.Stable != (ev.Valid && ev.EAboveHull != nil && *ev.EAboveHull <= spec.StabilityThreshold && !outlier) {
 				t.Errorf("%s: stable %v, hull outlier %v with the relaxed E_hull %v", ev.ID, ev.Stable, ev.HullOutlier, ev.EAboveHull)
 			}

@@ -32,6 +32,7 @@ func (s *Store) findsKey(c string) string   { return s.ck(c, "findlist") }
 func (s *Store) islandsKey(c string) string { return s.ck(c, "islands") }
 func (s *Store) hitsKey(c string) string    { return s.ck(c, "hits") }
 func (s *Store) curveKey(c string) string   { return s.ck(c, "curve") }
+func (s *Store) logKey(c string) string     { return s.ck(c, "log") }
 func (s *Store) discoveriesKey(c string) string {
 	return s.ck(c, "discoveries")
 }

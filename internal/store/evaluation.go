@@ -87,7 +87,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, 0, 10+2*len(rs))
+	keys := make([]string, 0, 11+2*len(rs))
 	keys = append(keys, s.stateKey(campaign), s.evaluatedKey(campaign), s.gensKey(campaign), s.compsKey(campaign),
 		s.docsKey(campaign), s.findsKey(campaign), s.islandsKey(campaign), s.hitsKey(campaign), s.curveKey(campaign),
 		s.triggersKey(campaign))
@@ -120,6 +120,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, campaign string, rs []*Ev
 		args[0] = len(rec)
 		args = append(args, rec[:]...)
 	}
+	keys = append(keys, s.logKey(campaign))
 	res, err := scriptEvaluate.Run(ctx, s.rdb, keys, args...).StringSlice()
 	if err == nil && len(res) != len(rs) {
 		err = fmt.Errorf("%d outcomes for %d evaluations", len(res), len(rs))
@@ -173,4 +174,54 @@ func b2s(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// MaxLogEntries bounds a campaign's evaluation log (EvaluationLog): the
+// most recent are kept.
+const MaxLogEntries = 4096
+
+// LogEntry is one evaluation of a campaign's chronological log (MADE
+// §4.1: per query the reduced composition, its energy above hull,
+// stability and novelty).
+type LogEntry struct {
+	// Index is the evaluation's 1-based position among the campaign's
+	// evaluations (seeds excluded), the order they were recorded in.
+	Index   int
+	Episode int
+	Formula string
+	// EAboveHull is nil for an invalid candidate.
+	EAboveHull                       *float64
+	Valid, Hit, Stable, Known, Novel bool
+}
+
+// EvaluationLog returns the campaign's logged evaluations of an episode
+// in the order they were recorded (of the campaign's MaxLogEntries most
+// recent); episode < 0 returns every episode's.
+func (s *Store) EvaluationLog(ctx context.Context, campaign string, episode int) ([]LogEntry, error) {
+	vs, err := s.rdb.LRange(ctx, s.logKey(campaign), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: evaluation log of %s: %w", campaign, err)
+	}
+	out := make([]LogEntry, 0, len(vs))
+	for _, v := range vs {
+		f := strings.Split(v, "|")
+		if len(f) != 5 {
+			continue
+		}
+		var e LogEntry
+		var err1, err2 error
+		e.Index, err1 = strconv.Atoi(f[0])
+		e.Episode, err2 = strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil || (episode >= 0 && e.Episode != episode) {
+			continue
+		}
+		e.Formula = f[2]
+		if x, err := strconv.ParseFloat(f[3], 64); err == nil {
+			e.EAboveHull = &x
+		}
+		e.Valid, e.Hit, e.Stable = strings.Contains(f[4], "v"), strings.Contains(f[4], "h"), strings.Contains(f[4], "s")
+		e.Known, e.Novel = strings.Contains(f[4], "k"), strings.Contains(f[4], "n")
+		out = append(out, e)
+	}
+	return out, nil
 }

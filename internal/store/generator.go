@@ -7,14 +7,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// scriptReserveCall counts one LLM request against a campaign's budget.
-// KEYS: state. ARGV: the budget (0: none). Returns the requests counted
-// so far including this one, or -1 when the budget is spent (nothing is
-// counted then).
+// scriptReserveCall counts one LLM request against a campaign's budgets.
+// KEYS: state. ARGV: the call budget, the token budget (0: none).
+// Returns {the requests counted so far including this one, the tokens
+// spent}, or {-1, requests} when the call budget is spent, {-2, tokens}
+// when the token budget is (nothing is counted then).
 var scriptReserveCall = redis.NewScript(luaPrelude + `
-local max = tonumber(ARGV[1])
-if max > 0 and num('llm_requests') >= max then return -1 end
-return redis.call('HINCRBY', st, 'llm_requests', 1)
+local maxCalls, maxTokens = tonumber(ARGV[1]), tonumber(ARGV[2])
+local calls = num('llm_requests')
+if maxCalls > 0 and calls >= maxCalls then return {-1, calls} end
+local tokens = num('prompt_tokens') + num('completion_tokens')
+if maxTokens > 0 and tokens >= maxTokens then return {-2, tokens} end
+return {redis.call('HINCRBY', st, 'llm_requests', 1), tokens}
 `)
 
 // scriptReleaseCall gives back one counted LLM request. KEYS: state.
@@ -32,16 +36,47 @@ redis.call('HSET', st, 'status', 'exhausted')
 return 1
 `)
 
-// ReserveLLMCall counts one LLM request of a campaign against max (0: no
-// budget) and reports whether it may be sent. Every request counts, a
-// retry or a redelivered generation's included: they are real requests,
-// so the count is not idempotent on purpose.
-func (s *Store) ReserveLLMCall(ctx context.Context, campaign string, max int) (bool, error) {
-	n, err := scriptReserveCall.Run(ctx, s.rdb, []string{s.stateKey(campaign)}, max).Int()
+// Budgets a campaign's LLM requests may have spent (Reservation.Spent).
+const (
+	BudgetCalls  = "calls"  // max_llm_calls
+	BudgetTokens = "tokens" // max_llm_tokens
+)
+
+// Reservation is the answer of ReserveLLMCall.
+type Reservation struct {
+	// Spent is "" when the request may be sent, else the budget that is
+	// spent: BudgetCalls or BudgetTokens.
+	Spent string
+	// Used is what that budget counts so far: requests or tokens (with
+	// Spent ""; the tokens).
+	Used int
+}
+
+// OK reports whether the request may be sent.
+func (r Reservation) OK() bool { return r.Spent == "" }
+
+// ReserveLLMCall counts one LLM request of a campaign against its call
+// budget maxCalls and checks its token budget maxTokens, prompt and
+// completion tokens of every exchange so far (0: no budget). Every request
+// counts, a retry or a redelivered generation's included: they are real
+// requests, so the count is not idempotent on purpose. Tokens are known
+// only once answered, so the requests in flight when the token budget is
+// reached may exceed it by their own tokens.
+func (s *Store) ReserveLLMCall(ctx context.Context, campaign string, maxCalls, maxTokens int) (Reservation, error) {
+	v, err := scriptReserveCall.Run(ctx, s.rdb, []string{s.stateKey(campaign)}, maxCalls, maxTokens).Int64Slice()
 	if err != nil {
-		return false, fmt.Errorf("store: reserve an LLM call of %s: %w", campaign, err)
+		return Reservation{}, fmt.Errorf("store: reserve an LLM call of %s: %w", campaign, err)
 	}
-	return n >= 0, nil
+	if len(v) != 2 {
+		return Reservation{}, fmt.Errorf("store: reserve an LLM call of %s: the script answered %v", campaign, v)
+	}
+	switch v[0] {
+	case -1:
+		return Reservation{Spent: BudgetCalls, Used: int(v[1])}, nil
+	case -2:
+		return Reservation{Spent: BudgetTokens, Used: int(v[1])}, nil
+	}
+	return Reservation{Used: int(v[1])}, nil
 }
 
 // ReleaseLLMCall gives back a request counted by ReserveLLMCall that never

@@ -15,12 +15,12 @@ func TestReserveLLMCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if ok, err := s.ReserveLLMCall(ctx, "calls", 3); err != nil || !ok {
-			t.Fatalf("call %d: %v %v", i, ok, err)
+		if r, err := s.ReserveLLMCall(ctx, "calls", 3, 0); err != nil || !r.OK() {
+			t.Fatalf("call %d: %+v %v", i, r, err)
 		}
 	}
-	if ok, err := s.ReserveLLMCall(ctx, "calls", 3); err != nil || ok {
-		t.Fatalf("fourth call of three: %v %v", ok, err)
+	if r, err := s.ReserveLLMCall(ctx, "calls", 3, 0); err != nil || r.Spent != BudgetCalls || r.Used != 3 {
+		t.Fatalf("fourth call of three: %+v %v", r, err)
 	}
 	st, err := s.State(ctx, "calls")
 	if err != nil {
@@ -30,8 +30,51 @@ func TestReserveLLMCall(t *testing.T) {
 		t.Fatalf("%d requests counted, want 3 (a refused call is not counted)", st.Counters.LLMRequests)
 	}
 	// No budget: always allowed.
-	if ok, err := s.ReserveLLMCall(ctx, "calls", 0); err != nil || !ok {
-		t.Fatalf("unbounded call: %v %v", ok, err)
+	if r, err := s.ReserveLLMCall(ctx, "calls", 0, 0); err != nil || !r.OK() {
+		t.Fatalf("unbounded call: %+v %v", r, err)
+	}
+}
+
+// TestReserveLLMTokens: the token budget counts the prompt and completion
+// tokens of every exchange recorded so far; a request is refused once they
+// reach it, and is not counted then.
+func TestReserveLLMTokens(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "tokens", 4, 2, 1)
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		prompt, completion int
+		spent              string
+		used               int
+	}{
+		{0, 0, "", 0},
+		{60, 30, "", 90},
+		{9, 0, "", 99},
+		{1, 0, BudgetTokens, 100},
+		{0, 500, BudgetTokens, 600},
+	}
+	for i, c := range steps {
+		if err := s.AddLLMUsage(ctx, "tokens", 1, c.prompt, c.completion); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.ReserveLLMCall(ctx, "tokens", 10, 100)
+		if err != nil || r.Spent != c.spent || r.Used != c.used {
+			t.Fatalf("step %d: %+v %v, want spent %q used %d", i, r, err, c.spent, c.used)
+		}
+	}
+	st, err := s.State(ctx, "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Counters.LLMRequests != 3 {
+		t.Fatalf("%d requests counted, want 3", st.Counters.LLMRequests)
+	}
+	// The call budget is checked first.
+	if r, err := s.ReserveLLMCall(ctx, "tokens", 3, 100); err != nil || r.Spent != BudgetCalls {
+		t.Fatalf("both spent: %+v %v", r, err)
 	}
 }
 

@@ -1,6 +1,10 @@
 package store
 
-import "github.com/redis/go-redis/v9"
+import (
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // luaPrelude defines helpers every campaign script uses. KEYS[1] is always
 // the campaign's state hash.
@@ -350,7 +354,7 @@ return out
 // scriptEvaluate records evaluations of one campaign, each once, in order.
 // KEYS: state, evaluated, gens, comps, docs, finds list, island stats,
 // hits, curve, triggers, then per evaluation its island's success and
-// failure pools.
+// failure pools, then the evaluation log.
 // ARGV: the number of arguments per evaluation, then per evaluation id,
 // generation, episode, island, seed, score, feasible, stable, valid,
 // known, novel, formula, e_above_hull ("" if none), member doc, pool size,
@@ -377,6 +381,7 @@ var scriptEvaluate = redis.NewScript(luaPrelude + `
 local evaluated, gens, comps, docs, islands, hits = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[7], KEYS[8]
 local stride = tonumber(ARGV[1])
 local count = (#ARGV - 1) / stride
+local logKey, log = KEYS[11 + 2 * count], {}
 
 -- What the batch reads, one HMGET per hash.
 local sf = {'budget', 'episodes', 'seeds', 'seeds_evaluated', 'evaluated', 'valid', 'hits', 'stable',
@@ -458,6 +463,14 @@ local function record(a, success, failure)
     if known then hincr(st, 'known', 1) end
     if novel then hincr(st, 'novel', 1) end
     if novel and stable then table.insert(curve, index) end
+    -- The chronological log (MADE §4.1): index|episode|formula|e_hull|flags.
+    local lf = ''
+    if valid then lf = lf .. 'v' end
+    if feasible then lf = lf .. 'h' end
+    if stable then lf = lf .. 's' end
+    if known then lf = lf .. 'k' end
+    if novel then lf = lf .. 'n' end
+    table.insert(log, index .. '|' .. ep .. '|' .. formula .. '|' .. ehull .. '|' .. lf)
     local sg = ARGV[a + 19]
     if sg ~= '' then
       hincr(st, 'sg:' .. sg, 1)
@@ -523,6 +536,10 @@ for _, key in ipairs(poolOrder) do
 end
 if #finds > 0 then chunks('RPUSH', KEYS[6], finds) end
 if #curve > 0 then chunks('RPUSH', KEYS[9], curve) end
+if #log > 0 then
+  chunks('RPUSH', logKey, log)
+  redis.call('LTRIM', logKey, -` + strconv.Itoa(MaxLogEntries) + `, -1)
+end
 flush(evaluated)
 return out
 `)

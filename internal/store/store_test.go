@@ -179,6 +179,21 @@ func TestCampaignLifecycle(t *testing.T) {
 	if _, ok, _ := s.RequestGeneration(ctx, "life", "after/9"); ok {
 		t.Fatal("request after completion")
 	}
+	// The chronological log holds each evaluation once (the redelivery
+	// is not logged again), in the order recorded.
+	log, err := s.EvaluationLog(ctx, "life", 0)
+	if err != nil || len(log) != 5 {
+		t.Fatalf("log %+v %v", log, err)
+	}
+	for i, e := range log {
+		hit := i != 1
+		if e.Index != i+1 || e.Formula != "NaCl" || e.Hit != hit || !e.Valid || e.Stable || e.EAboveHull != nil {
+			t.Errorf("log entry %d: %+v", i, e)
+		}
+	}
+	if other, err := s.EvaluationLog(ctx, "life", 1); err != nil || len(other) != 0 {
+		t.Errorf("episode 1's log: %+v %v", other, err)
+	}
 	// Pools are bounded by the pool size (2).
 	view, _ = s.Island(ctx, "life", 0, 10)
 	if len(view.Successes) > 2 {

@@ -72,7 +72,7 @@ func oracleOptions(dataDir string, workers int, conn func() (*nats.Conn, error))
 		return oracle.Options{}, err
 	}
 	return oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr, External: modelclient.Clients(conn, reg),
-		Calibration: cal.ForOracle(calibrate.TierScreen)}, nil
+		Calibration: cal.ForOracle(calibrate.TierScreen), RelaxCalibration: cal.ForOracle(calibrate.TierRelax)}, nil
 }
 
 // Provided lists the properties the data directory's plug-ins provide

@@ -85,6 +85,13 @@ type Stats struct {
 	// energy's: the hull energy at a composition does not depend on the
 	// candidate).
 	Derived string `json:"derived,omitempty"`
+	// Log10 marks errors taken in log10 of the property (decades), as
+	// Crucible's own surrogates predict it (MeasureOwn): an evaluation
+	// scales them to its value to first order, ln 10 · value · error.
+	Log10 bool `json:"log10,omitempty"`
+	// Excluded counts the built compounds that gave no error, by reason
+	// (ExcludedOutsideDomain, ExcludedZeroBySymmetry).
+	Excluded map[string]int `json:"excluded,omitempty"`
 }
 
 // Tier is the calibration of one oracle tier.
@@ -107,16 +114,24 @@ type Set struct {
 	Checksum string   `json:"checksum"`
 	// Prototypes counts the compounds per prototype they were built in.
 	Prototypes map[string]int `json:"prototypes"`
+	// Surrogates are the sets Crucible's own surrogates were measured
+	// on (MeasureOwn), by property.
+	Surrogates map[string]OwnSet `json:"surrogates,omitempty"`
+	// Relaxed are the compounds the relax tier was measured on
+	// (MeasureRelax), sorted.
+	Relaxed []string `json:"relaxed,omitempty"`
 }
 
 // Calibration is a measurement of the oracle's error, per tier and
 // property.
 type Calibration struct {
-	Schema     int               `json:"schema"`
-	MeasuredAt time.Time         `json:"measured_at"`
-	Set        Set               `json:"set"`
-	Models     map[string]string `json:"models"` // checkpoint → SHA-256 of its file
-	Tiers      map[string]Tier   `json:"tiers"`
+	Schema     int       `json:"schema"`
+	MeasuredAt time.Time `json:"measured_at"`
+	Set        Set       `json:"set"`
+	// Models maps a CGCNN checkpoint to the SHA-256 of its file, and an
+	// own surrogate (OwnModelKey) to that of its model file's form.
+	Models map[string]string `json:"models"`
+	Tiers  map[string]Tier   `json:"tiers"`
 }
 
 // Sigma returns the calibrated standard error (Q68) of a property in a
@@ -360,7 +375,7 @@ func (c *Calibration) ForOracle(tier string) map[string]oracle.Calibrated {
 	out := map[string]oracle.Calibrated{}
 	for name, s := range t.Properties {
 		if s.N > 0 {
-			out[name] = oracle.Calibrated{Tier: tier, MAE: s.MAE, Bias: s.Bias, Q68: s.Q68, Q95: s.Q95}
+			out[name] = oracle.Calibrated{Tier: tier, MAE: s.MAE, Bias: s.Bias, Q68: s.Q68, Q95: s.Q95, Log10: s.Log10}
 		}
 	}
 	return out

@@ -3,15 +3,18 @@ package calibrate
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/oracle"
+	"github.com/crucible-sci/crucible/pkg/surrogate"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
@@ -23,12 +26,43 @@ func measured(t *testing.T) (*Calibration, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Measure(context.Background(), o, o.Reference(), datadir.Models(dir),
-		Options{PerProperty: 40, Seed: 1, Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }})
+	opts := Options{PerProperty: 40, Seed: 1, Now: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }}
+	c, err := Measure(context.Background(), o, o.Reference(), datadir.Models(dir), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := MeasureOwn(context.Background(), o, ownModels(t, dir), dir, c, opts); err != nil {
+		t.Fatal(err)
+	}
 	return c, dir
+}
+
+// ownShared are small own surrogates, trained once per test binary on
+// subsets of the shipped data with fast parameters: what is measured
+// does not depend on how well they were trained.
+var ownShared struct {
+	once   sync.Once
+	models []*surrogate.Model
+	err    error
+}
+
+func ownModels(t *testing.T, dir string) []*surrogate.Model {
+	t.Helper()
+	ownShared.once.Do(func() {
+		quick := surrogate.TreeParams{LearningRate: 0.1, Trees: 200, Patience: 50}
+		for _, p := range surrogate.Properties() {
+			m, _, err := surrogate.Train(p.Name, dir, surrogate.Options{Seed: 1, MaxSamples: 150, Params: quick, Quick: true})
+			if err != nil {
+				ownShared.err = err
+				return
+			}
+			ownShared.models = append(ownShared.models, m)
+		}
+	})
+	if ownShared.err != nil {
+		t.Fatal(ownShared.err)
+	}
+	return ownShared.models
 }
 
 // TestEverySurrogateCalibrated: every surrogate the oracle uses is either
@@ -64,19 +98,29 @@ func TestEverySurrogateCalibrated(t *testing.T) {
 			t.Errorf("%s: surrogate %s neither calibrated nor explained", path, s.Property)
 		}
 	}
-	// Crucible's own surrogates (pkg/surrogate) carry their cross-validated
-	// error instead; the CGCNN ones a built-in task constrains must be
-	// calibrated here.
-	cgcnn := map[string]bool{}
+	// Every surrogate property a built-in task constrains — CGCNN's and
+	// Crucible's own (pkg/surrogate) — must be calibrated, and so must the
+	// energy above hull; piezo_max_dij is an estimate from calibrated
+	// inputs (piezo_max_eij and the moduli).
+	models := map[string]bool{}
 	for _, s := range o.Surrogates() {
-		cgcnn[s.Property] = true
+		models[s.Property] = true
 	}
-	need := map[string]bool{"e_above_hull": true}
+	for _, p := range surrogate.Properties() {
+		models[p.Name] = true
+	}
+	models[oracle.DerivedDij] = false
+	need := map[string]bool{"e_above_hull": true, "piezo_max_eij": true, "bulk_modulus": true, "shear_modulus": true}
 	for _, tk := range task.Builtins() {
 		for _, k := range tk.Constraints {
-			if p, err := task.PropertyByName(k.Property); err == nil && p.Support == task.SupportSurrogate && cgcnn[k.Property] {
+			if p, err := task.PropertyByName(k.Property); err == nil && p.Support == task.SupportSurrogate && models[k.Property] {
 				need[k.Property] = true
 			}
+		}
+	}
+	for _, p := range surrogate.Properties() {
+		if _, ok := c.Stats(TierScreen, p.Name); !ok {
+			t.Errorf("%s: own surrogate %s not calibrated (%s)", path, p.Name, tier.Uncalibrated[p.Name])
 		}
 	}
 	for p := range need {
@@ -89,6 +133,19 @@ func TestEverySurrogateCalibrated(t *testing.T) {
 func TestMeasureAndFile(t *testing.T) {
 	c, dir := measured(t)
 	tier := c.Tiers[TierScreen]
+	// The own surrogates: errors in log10, on sets of their data's
+	// formulas that were built, with the compounds left out counted.
+	for _, p := range surrogate.Properties() {
+		st := tier.Properties[p.Name]
+		set := c.Set.Surrogates[p.Name]
+		if !st.Log10 || st.N == 0 || st.N > 40 || len(set.Formulas) != st.N || set.Folds != OwnFolds || len(set.Checksum) != 64 ||
+			!(st.Q68 > 0) || st.Q95 < st.Q68 || c.Models[OwnModelKey(p.Name)] == "" {
+			t.Errorf("%s: %+v, set %d formulas", p.Name, st, len(set.Formulas))
+		}
+	}
+	if tier.Properties["piezo_max_eij"].Excluded[ExcludedZeroBySymmetry] == 0 {
+		t.Error("piezo_max_eij: no built structure is centrosymmetric; expected some (rock salt, fluorite)")
+	}
 	ef := tier.Properties["formation_energy_per_atom"]
 	if ef.N != 40 || ef.Q68 <= 0 || ef.Q95 < ef.Q68 || ef.MAE <= 0 {
 		t.Errorf("formation energy: %+v", ef)
@@ -96,7 +153,7 @@ func TestMeasureAndFile(t *testing.T) {
 	if eh := tier.Properties["e_above_hull"]; eh.Derived != "formation_energy_per_atom" || eh.MAE != ef.MAE {
 		t.Errorf("e_above_hull: %+v", eh)
 	}
-	if len(c.Set.Formulas) < 40 || len(c.Set.Checksum) != 64 || len(c.Models) != len(oracle.Surrogates()) {
+	if len(c.Set.Formulas) < 40 || len(c.Set.Checksum) != 64 || len(c.Models) != len(oracle.Surrogates())+len(surrogate.Properties()) {
 		t.Errorf("set %d formulas, checksum %q, %d models", len(c.Set.Formulas), c.Set.Checksum, len(c.Models))
 	}
 	// Deterministic for a seed.
@@ -143,5 +200,77 @@ func TestQuantile(t *testing.T) {
 	st := statsOf("eV", []float64{-1, 1, 2})
 	if st.MAE != 4.0/3 || st.Bias != 2.0/3 || st.N != 3 {
 		t.Errorf("statsOf: %+v", st)
+	}
+}
+
+// TestMeasureOwnOutOfSample: the own surrogates are measured out of
+// sample. The model trained on every compound predicts them better than
+// the fold models that never saw them, which is what a candidate gets.
+func TestMeasureOwnOutOfSample(t *testing.T) {
+	dir := testbed.DataDir(t)
+	quick := surrogate.TreeParams{LearningRate: 0.1, Trees: 200, Patience: 50}
+	m, _, err := surrogate.Train("dielectric_constant", dir, surrogate.Options{Seed: 1, Params: quick, Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := surrogate.NewHeldOut(m, dir, OwnFolds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := surrogate.LoadDataset(m.Property, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out float64
+	n := 0
+	for _, s := range ds.Samples[:200] {
+		fm, ref, ok := h.For(s.Composition.ReducedFormula())
+		if !ok || fm == m {
+			continue
+		}
+		x := surrogate.Input{Structure: s.Structure, Composition: s.Composition, Properties: s.Properties}
+		vi, _, err1 := m.Predict(x)
+		vo, _, err2 := fm.Predict(x)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		in += math.Abs(math.Log10(vi / ref))
+		out += math.Abs(math.Log10(vo / ref))
+		n++
+	}
+	if n < 100 || !(out > in) {
+		t.Errorf("%d compounds: in-sample log10 MAE %.3g, held-out %.3g; want held-out larger", n, in/float64(max(n, 1)), out/float64(max(n, 1)))
+	}
+}
+
+// TestMeasureRelax: the relax tier is measured on a few compounds, the
+// energy above hull taking the formation energy's errors.
+func TestMeasureRelax(t *testing.T) {
+	if testing.Short() {
+		t.Skip("relaxes structures")
+	}
+	dir := testbed.DataDir(t)
+	o, err := oracle.Open(dir, oracle.Options{SurrogateOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := oracle.OpenRelaxer(dir, oracle.RelaxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Calibration{Schema: Schema, Tiers: map[string]Tier{}, Models: map[string]string{}}
+	if err := MeasureRelax(context.Background(), o, r, o.Reference(), c, RelaxOptions{Compounds: 3, Seed: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	tier := c.Tiers[TierRelax]
+	ef, eh := tier.Properties["formation_energy_per_atom"], tier.Properties["e_above_hull"]
+	if ef.N == 0 || ef.N+ef.Excluded["not_relaxed"] != 3 || len(c.Set.Relaxed) != ef.N || !(ef.Q95 >= ef.Q68) {
+		t.Errorf("relax tier formation energy %+v, set %v", ef, c.Set.Relaxed)
+	}
+	if eh.Derived != "formation_energy_per_atom" || eh.Q95 != ef.Q95 {
+		t.Errorf("relax tier e_above_hull %+v", eh)
+	}
+	if tier.Uncalibrated["dielectric_constant"] == "" {
+		t.Error("the own surrogates are not said to be unmeasured in the relax tier")
 	}
 }

@@ -43,8 +43,8 @@ type HullReport struct {
 	HullEnergy      *float64           `json:"hull_energy_per_atom,omitempty"`
 	FormationEnergy *float64           `json:"formation_energy_per_atom,omitempty"`
 	Decomposition   map[string]float64 `json:"decomposition,omitempty"`
-	// HullOutlier: further below the hull than the judge's
-	// suspicious-below-hull bound allows.
+	// HullOutlier: further below the hull than SuspiciousBelowHull, the
+	// calibrated 95 % error of E_hull (judge.OutlierBound), allows.
 	HullOutlier         bool    `json:"hull_outlier"`
 	SuspiciousBelowHull float64 `json:"suspicious_below_hull"`
 	// ScreenedEAboveHull is the screen's E_hull of a relaxed candidate.
@@ -70,7 +70,10 @@ func energyAboveHull(c *Case) HullReport {
 	ev := c.Evaluation
 	t, k := threshold(c.Spec)
 	r := HullReport{Tier: ev.Tier, EAboveHull: ev.EAboveHull, Threshold: t, K: k, HullEnergy: ev.HullEnergy,
-		Decomposition: ev.Decomposition, HullOutlier: ev.HullOutlier, SuspiciousBelowHull: judge.DefaultSuspiciousBelowHull}
+		Decomposition: ev.Decomposition, HullOutlier: ev.HullOutlier}
+	// The evaluation's bound: the calibrated 95 % error of its E_hull, else
+	// the judge's default.
+	r.SuspiciousBelowHull, _ = judge.OutlierBound(ev.EAboveHullCalibrated, judge.DefaultSuspiciousBelowHull)
 	if r.Tier == "" {
 		r.Tier = messages.TierScreen
 	}

@@ -385,7 +385,7 @@ func allTried(s *moveSet) bool {
 // weight.
 func (g *generation) sampleMove(s *moveSet) (int, bool) {
 	weight := func(m *move) float64 { return m.weight }
-	if len(g.in.Guidance.Elements) > 0 {
+	if g.in.Guidance.weighsCompositions() {
 		weight = func(m *move) float64 { return m.weight * g.in.Guidance.composition(m.comp) }
 	}
 	total := 0.0

@@ -10,11 +10,13 @@ import (
 
 // Guidance turns what reflection learned into the weights the operators
 // are drawn by: a factor on an operator's base weight, and a factor on a
-// move's weight for each element of its composition. Absent entries are
-// 1.
+// move's weight for each element of its composition, and a factor on a
+// move's weight for its composition's family (anonymous formula, "ABC3").
+// Absent entries are 1.
 type Guidance struct {
 	Operators map[string]float64
 	Elements  map[string]float64
+	Families  map[string]float64
 }
 
 func (g Guidance) operator(name string) float64 {
@@ -24,7 +26,8 @@ func (g Guidance) operator(name string) float64 {
 	return 1
 }
 
-// composition is the product of the element factors of c.
+// composition is the product of the element factors of c and the factor
+// of its family.
 func (g Guidance) composition(c crystal.Composition) float64 {
 	f := 1.0
 	for _, e := range c.Elements() {
@@ -32,8 +35,16 @@ func (g Guidance) composition(c crystal.Composition) float64 {
 			f *= x
 		}
 	}
+	if len(g.Families) > 0 {
+		if x, ok := g.Families[c.AnonymousFormula()]; ok {
+			f *= x
+		}
+	}
 	return f
 }
+
+// weighsCompositions reports whether g weighs moves by their composition.
+func (g Guidance) weighsCompositions() bool { return len(g.Elements) > 0 || len(g.Families) > 0 }
 
 // The mapping's factors and bounds.
 const (
@@ -64,6 +75,9 @@ var (
 //     [0.4, 2]: moves toward the chemistry that worked are drawn more
 //     often, toward what failed less, but nothing is ruled out (exclusions
 //     and avoided systems are the proposer's filter, not weights);
+//   - a move whose composition is of a productive lesson's family (its
+//     anonymous formula, "fam:ABC3") is weighted ×1.3, of an unproductive
+//     one ×0.75;
 //   - with at least one productive lesson the small-step substitutions
 //     (same-group, similar-element, oxidation-state, ionic-radius,
 //     isoelectronic) are weighted ×1.25: exploit the neighbours of what
@@ -75,7 +89,7 @@ var (
 // Lessons of unknown outcome (written by an LLM without one) weigh
 // nothing.
 func GuidanceFrom(lessons []reflection.Experience, directives []messages.Directive) Guidance {
-	g := Guidance{Operators: map[string]float64{}, Elements: map[string]float64{}}
+	g := Guidance{Operators: map[string]float64{}, Elements: map[string]float64{}, Families: map[string]float64{}}
 	scale := func(sym string, f float64) {
 		x, ok := g.Elements[sym]
 		if !ok {
@@ -96,6 +110,9 @@ func GuidanceFrom(lessons []reflection.Experience, directives []messages.Directi
 		}
 		for _, sym := range subjectElements(l.Key) {
 			scale(sym, f)
+		}
+		if fam, ok := strings.CutPrefix(l.Key, "fam:"); ok {
+			g.Families[fam] = f
 		}
 	}
 	caps := 0

@@ -17,6 +17,8 @@ func TestGuidanceFrom(t *testing.T) {
 		{Key: "elem:Fe", Outcome: reflection.OutcomeUnproductive},
 		{Key: "comp:ZnSe", Outcome: reflection.OutcomeUnproductive},
 		{Key: "sys:Mg-O"}, // unknown outcome: no weight
+		{Key: "fam:ABC3", Outcome: reflection.OutcomeProductive},
+		{Key: "fam:AB2", Outcome: reflection.OutcomeUnproductive},
 	}, []messages.Directive{
 		{Kind: messages.DirectiveCapComposition, Formula: "ZnSe", Limit: 3},
 		{Kind: messages.DirectiveCapComposition, Formula: "FeO", Limit: 3},
@@ -35,7 +37,14 @@ func TestGuidanceFrom(t *testing.T) {
 	if g.operator(OpSameGroup) != guideExploit || g.operator(OpCrossover) != guideExplore || g.operator(OpRedox) != 1 {
 		t.Errorf("operators %v", g.Operators)
 	}
-	if g := GuidanceFrom(nil, nil); len(g.Elements)+len(g.Operators) != 0 {
+	if g.Families["ABC3"] != guideProductive || g.Families["AB2"] != guideUnproductive || len(g.Families) != 2 {
+		t.Errorf("families %v", g.Families)
+	}
+	srtio3, _ := crystal.ParseFormula("BaZrS3")
+	if f := g.composition(srtio3); f != guideProductive {
+		t.Errorf("BaZrS3 weighs %v, want %v (its family's)", f, guideProductive)
+	}
+	if g := GuidanceFrom(nil, nil); len(g.Elements)+len(g.Operators)+len(g.Families) != 0 || g.weighsCompositions() {
 		t.Errorf("empty bank: %+v", g)
 	}
 }

@@ -197,7 +197,7 @@ func metalText(pv messages.PropertyValue) string {
 	return fmt.Sprintf(" (P(metal) = %.3g)", *pv.MetalProbability)
 }
 
-func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float64) outcome {
+func checkThermodynamics(ev *messages.Evaluation, threshold, fallback, k float64) outcome {
 	if ev.EAboveHull == nil {
 		return fail(CheckThermodynamics, "no energy above hull: the oracle could not place the candidate on a convex hull", "no energy above hull")
 	}
@@ -206,6 +206,11 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float
 		return fail(CheckThermodynamics, fmt.Sprintf("energy above hull %v is not a number", e), "no energy above hull")
 	}
 	phases := competingPhases(ev.Decomposition)
+	suspicious, calibrated := OutlierBound(ev.EAboveHullCalibrated, fallback)
+	boundText := "the calibrated 95 % error of the energy above hull"
+	if !calibrated {
+		boundText = "the default bound: no calibration of the energy above hull"
+	}
 	var hullText string
 	if ev.HullEnergy != nil {
 		hullText = fmt.Sprintf("; hull energy at its composition %.4g eV/atom", *ev.HullEnergy)
@@ -231,11 +236,11 @@ func checkThermodynamics(ev *messages.Evaluation, threshold, suspicious, k float
 	case e < -suspicious:
 		why := ""
 		if sigma > 0 {
-			why = fmt.Sprintf(", %.4g × the formation-energy MAE of %.4g eV/atom", -e/sigma, sigma)
+			why = fmt.Sprintf(", %.4g × the formation energy's error of %.4g eV/atom", -e/sigma, sigma)
 		}
 		return fail(CheckThermodynamics,
-			fmt.Sprintf("E_hull = %.4g eV/atom (%s) lies %.4g eV/atom below the hull of %s%s: more than %.4g eV/atom below the known ground states%s, more likely a surrogate error than a new ground state",
-				e, src, -e, phases, hullText, suspicious, why),
+			fmt.Sprintf("E_hull = %.4g eV/atom (%s) lies %.4g eV/atom below the hull of %s%s: more than %.4g eV/atom (%s) below the known ground states%s, more likely a surrogate error than a new ground state",
+				e, src, -e, phases, hullText, suspicious, boundText, why),
 			fmt.Sprintf("suspiciously far below the hull: E_hull %.4g < -%.4g eV/atom", e, suspicious))
 	}
 	var where string
@@ -315,6 +320,42 @@ func ConfidenceMargin(c task.Constraint, v float64) float64 {
 	return math.NaN()
 }
 
+// CalibratedMargin is the margin of a value v from the constraint's bounds
+// and the standard error it is to be measured in. For a value whose error
+// was calibrated in log10 of the property (cal.Log10Q68 > 0: Crucible's
+// own surrogates, whose errors are factors — 8 for a conductivity) both
+// are in decades: the margin of log10 v from log10 of the bounds, and σ
+// the calibrated 68 % quantile in decades, so that "v is k σ inside its
+// bounds" means v·10^(∓kσ) lies inside them, the model's own 68 %
+// interval (surrogate.Model.Interval); a first-order σ = ln 10 · v · q
+// of a factor-8 error would put every value within 1σ of zero. A bound
+// at or below zero is no bound for a positive value. Otherwise (or for
+// v ≤ 0) the margin is ConfidenceMargin and σ is sigma, and log is false.
+func CalibratedMargin(c task.Constraint, v float64, cal *messages.Calibrated, sigma float64) (d, s float64, log bool) {
+	if cal == nil || !(cal.Log10Q68 > 0) || !(v > 0) {
+		return ConfidenceMargin(c, v), sigma, false
+	}
+	l, u := c.Bounds()
+	lo, hi := math.Inf(1), math.Inf(1)
+	if c.Kind == task.Lower || c.Kind == task.Interval {
+		if l > 0 {
+			lo = math.Log10(v) - math.Log10(l)
+		}
+	}
+	if c.Kind == task.Upper || c.Kind == task.Interval {
+		if u > 0 {
+			hi = math.Log10(u) - math.Log10(v)
+		} else {
+			hi = math.Inf(-1)
+		}
+	}
+	switch c.Kind {
+	case task.Lower, task.Upper, task.Interval:
+		return math.Min(lo, hi), cal.Log10Q68, true
+	}
+	return math.NaN(), cal.Log10Q68, true
+}
+
 // atLeast reports d ≥ want, counting values equal to within a relative
 // 1e-9 as equal, so that a margin of exactly K·σ passes whatever the
 // rounding of v − l (0.3 − 0.1 is 0.19999999999999998 in binary).
@@ -364,12 +405,14 @@ func checkConfidence(spec *messages.CampaignSpec, ev *messages.Evaluation, k flo
 			weak = append(weak, c.Property+" has no value")
 			continue
 		}
-		d := ConfidenceMargin(c, pv.Value)
+		d, sigma, decades := CalibratedMargin(c, pv.Value, pv.Calibrated, uncertainty(c.Property, pv, ev))
 		unit := ""
 		if pv.Unit != "" {
 			unit = " " + pv.Unit
 		}
-		sigma := uncertainty(c.Property, pv, ev)
+		if decades {
+			unit = " decades"
+		}
 		head := fmt.Sprintf("%s = %.4g%s [%s]", c.Property, pv.Value, unit, pv.Source)
 		switch {
 		case math.IsNaN(d):

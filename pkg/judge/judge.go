@@ -40,15 +40,16 @@ const (
 	DefaultConfidenceK = 1.0
 	// DefaultSuspiciousBelowHull is 0.15 eV/atom, the evaluator's and the
 	// judge's bound on how far below the hull a surrogate energy may lie
-	// (Evaluation.HullOutlier), standing for the screen's 95 % error until
-	// a calibration of it exists. It is about four times the
-	// test MAE of the CGCNN formation-energy checkpoint (0.039 eV/atom,
-	// Xie & Grossman, PRL 120, 145301, 2018). The hull of a chemical
-	// system is built from Materials Project ground states; a new phase
-	// that lies several surrogate errors below it is far more often a
-	// surrogate error than a new ground state (MADE counts phases within
-	// 0.1 eV/atom *above* the hull as stable; a discovery that much
-	// below the hull would overturn the known phase diagram).
+	// (Evaluation.HullOutlier) where no calibration of the energy above
+	// hull exists (see OutlierBound): no calibration file, or a tier that
+	// has none. It is about four times the test MAE of the CGCNN
+	// formation-energy checkpoint (0.039 eV/atom, Xie & Grossman, PRL
+	// 120, 145301, 2018). The hull of a chemical system is built from
+	// Materials Project ground states; a new phase that lies several
+	// surrogate errors below it is far more often a surrogate error than a
+	// new ground state (MADE counts phases within 0.1 eV/atom *above* the
+	// hull as stable; a discovery that much below the hull would overturn
+	// the known phase diagram).
 	DefaultSuspiciousBelowHull = 0.15
 )
 
@@ -61,8 +62,10 @@ type Options struct {
 	ConfidenceK float64
 	// SuspiciousBelowHull (eV/atom): an energy above hull below
 	// −SuspiciousBelowHull is rejected as more likely a surrogate error
-	// than a discovery (see DefaultSuspiciousBelowHull for why). Zero, a
-	// negative or a NaN value means the default; +Inf disables the check.
+	// than a discovery, where the evaluation carries no calibrated error
+	// of its energy above hull (else the calibrated 95 % quantile is the
+	// bound: OutlierBound). Zero, a negative or a NaN value means
+	// DefaultSuspiciousBelowHull; +Inf disables the uncalibrated check.
 	SuspiciousBelowHull float64
 }
 
@@ -74,6 +77,19 @@ func (o Options) withDefaults() Options {
 		o.SuspiciousBelowHull = DefaultSuspiciousBelowHull
 	}
 	return o
+}
+
+// OutlierBound is how far below the hull of the known phases (eV/atom) an
+// energy above hull may lie before it is more likely the surrogate's
+// error than a new ground state: the 95 % quantile of its calibrated
+// absolute error (that of the tier's formation energy, measured on known
+// compounds built as candidates are; pkg/calibrate), or fallback where
+// the energy carries no calibration. calibrated says which.
+func OutlierBound(c *messages.Calibrated, fallback float64) (bound float64, calibrated bool) {
+	if c != nil && c.Q95 > 0 && !math.IsInf(c.Q95, 0) {
+		return c.Q95, true
+	}
+	return fallback, false
 }
 
 // outcome is one check with the short reason a rejection quotes and the
@@ -105,8 +121,9 @@ func fail(name, detail, reason string) outcome {
 //     checked again on the structure itself;
 //  4. thermodynamics: the energy above hull is known, at most the
 //     campaign's stability threshold (less k calibrated standard errors
-//     when the evaluation carries a calibration), and not below
-//     −SuspiciousBelowHull;
+//     when the evaluation carries a calibration), and not further below
+//     the hull than OutlierBound (the calibrated 95 % quantile of its
+//     error, else Options.SuspiciousBelowHull);
 //     the competing phases (the decomposition at the candidate's
 //     composition) are named;
 //  5. property confidence: every constrained property that comes from a

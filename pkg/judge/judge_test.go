@@ -175,7 +175,27 @@ func TestJudge(t *testing.T) {
 				ev.EAboveHull = ptr(-0.2)
 			},
 			failed: []string{CheckThermodynamics},
-			detail: [2]string{CheckThermodynamics, "more than 0.15 eV/atom below the known ground states, 5.128 × the formation-energy MAE of 0.039 eV/atom"},
+			detail: [2]string{CheckThermodynamics, "more than 0.15 eV/atom (the default bound: no calibration of the energy above hull) below the known ground states, 5.128 × the formation energy's error of 0.039 eV/atom"},
+		},
+		{
+			// The calibrated 95 % error replaces the default bound: 0.2
+			// below the hull is within it (and clears the threshold by
+			// k σ).
+			name: "below the hull within the calibrated 95 % error",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.EAboveHull = ptr(-0.2)
+				ev.EAboveHullCalibrated = &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+			},
+			detail: [2]string{CheckThermodynamics, "0.2 eV/atom below the hull of the known phases"},
+		},
+		{
+			name: "beyond the calibrated 95 % error",
+			edit: func(ev *messages.Evaluation, _ *messages.CampaignSpec, _ *Options) {
+				ev.EAboveHull = ptr(-0.7)
+				ev.EAboveHullCalibrated = &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+			},
+			failed: []string{CheckThermodynamics},
+			detail: [2]string{CheckThermodynamics, "more than 0.63 eV/atom (the calibrated 95 % error of the energy above hull) below the known ground states"},
 		},
 		{
 			name: "suspicion disabled",
@@ -605,5 +625,35 @@ func TestJudgeCalibratedStability(t *testing.T) {
 	ev.EAboveHullCalibrated.Q68 = 0.05 // 0.021 ≤ 0.1 − 0.05
 	if v := Judge(spec, ev, Options{}, judgedAt); !v.Accepted {
 		t.Errorf("rejected: %q", v.Reasons)
+	}
+}
+
+// TestCalibratedMargin: a value calibrated in log10 of the property is
+// measured against its bounds in decades, so a factor-8 error still lets
+// a value well inside a wide band clear it; other values keep the linear
+// margin.
+func TestCalibratedMargin(t *testing.T) {
+	logCal := &messages.Calibrated{Tier: "screen", Q68: 2.1 * 500, Log10Q68: 0.919}
+	band := task.Between("conductivity", 50, 5000)
+	for _, tc := range []struct {
+		name    string
+		c       task.Constraint
+		v       float64
+		cal     *messages.Calibrated
+		d, s    float64
+		decades bool
+	}{
+		{"log, inside the band", band, 500, logCal, 1, 0.919, true},
+		{"log, near the lower bound", band, 100, logCal, math.Log10(2), 0.919, true},
+		{"log, lower bound", task.AtLeast("conductivity", 10), 1000, logCal, 2, 0.919, true},
+		{"log, upper bound", task.AtMost("conductivity", 10), 1, logCal, 1, 0.919, true},
+		{"log, non-positive lower bound", task.AtLeast("conductivity", 0), 1, logCal, math.Inf(1), 0.919, true},
+		{"linear without a log calibration", band, 500, &messages.Calibrated{Q68: 30}, 450, 7, false},
+		{"linear for a non-positive value", band, 0, logCal, -50, 7, false},
+	} {
+		d, s, decades := CalibratedMargin(tc.c, tc.v, tc.cal, 7)
+		if math.Abs(d-tc.d) > 1e-12 && !(math.IsInf(d, 1) && math.IsInf(tc.d, 1)) || s != tc.s || decades != tc.decades {
+			t.Errorf("%s: margin %v σ %v decades %v, want %v %v %v", tc.name, d, s, decades, tc.d, tc.s, tc.decades)
+		}
 	}
 }

@@ -53,6 +53,12 @@ type GeneratorSpec struct {
 	// episode with reflector llm; when spent the campaign ends as
 	// exhausted.
 	MaxLLMCalls int `json:"max_llm_calls,omitempty"`
+	// MaxLLMTokens bounds the tokens (prompt and completion) of the
+	// campaign's LLM exchanges of every kind; 0, the default, sets no
+	// bound. It is checked before each request, so the requests in flight
+	// when it is reached may exceed it by their own tokens; when spent the
+	// campaign ends as exhausted.
+	MaxLLMTokens int `json:"max_llm_tokens,omitempty"`
 }
 
 // Reflector modes (ReflectorSpec.Mode).
@@ -394,6 +400,9 @@ func (c *CampaignSpec) Validate() error {
 	}
 	if c.Generator.MaxLLMCalls < 0 {
 		return invalid("campaign.generator.max_llm_calls", "%d is negative", c.Generator.MaxLLMCalls)
+	}
+	if c.Generator.MaxLLMTokens < 0 {
+		return invalid("campaign.generator.max_llm_tokens", "%d is negative", c.Generator.MaxLLMTokens)
 	}
 	for _, f := range []struct {
 		name     string

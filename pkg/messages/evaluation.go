@@ -48,6 +48,12 @@ type Calibrated struct {
 	Bias float64 `json:"bias"`
 	Q68  float64 `json:"q68"`
 	Q95  float64 `json:"q95"`
+	// Log10Q68, for a value whose error was measured in log10 of the
+	// property (Crucible's own surrogates), is that 68 % quantile in
+	// decades; the other figures are scaled to the value (ln 10 · value ·
+	// error), and the screen and the judge measure its margins in decades
+	// (judge.CalibratedMargin).
+	Log10Q68 float64 `json:"log10_q68,omitempty"`
 }
 
 // Margin is one constraint's signed, clipped margin Φ (LLEMA App. B.2).
@@ -113,11 +119,16 @@ type Evaluation struct {
 	// keeps structural duplicates of earlier candidates out.
 	Novel bool `json:"novel"`
 	// HullOutlier: valid, and EAboveHull lies further below the hull of
-	// the known phases than the screen's error allows (more than the
-	// judge's suspicious-below-hull distance): a likely surrogate error,
+	// the known phases than HullOutlierBound: a likely surrogate error,
 	// not stable, never a reference phase of the campaign's hull. The
 	// judge reports it in a verdict.
 	HullOutlier bool `json:"hull_outlier,omitempty"`
+	// HullOutlierBound (eV/atom, positive) is how far below the hull
+	// EAboveHull may lie before it is a HullOutlier: the 95 % quantile of
+	// EAboveHullCalibrated, else the default of pkg/judge
+	// (DefaultSuspiciousBelowHull), with an uncalibrated_hull_bound
+	// warning when EAboveHull is negative. Absent without EAboveHull.
+	HullOutlierBound float64 `json:"hull_outlier_bound,omitempty"`
 	// Tier is the oracle tier whose numbers the evaluation carries:
 	// TierScreen or TierRelax ("" from evaluators that predate tiers).
 	Tier string `json:"tier,omitempty"`
@@ -247,6 +258,9 @@ func (e *Evaluation) Validate() error {
 	}
 	if e.Stable && e.HullOutlier {
 		return invalid("evaluation.hull_outlier", "a hull outlier is not stable")
+	}
+	if b := e.HullOutlierBound; b < 0 || math.IsNaN(b) {
+		return invalid("evaluation.hull_outlier_bound", "%v: a distance below the hull is not negative", b)
 	}
 	if g := e.SpaceGroup; g != nil && (g.Number < 1 || g.Number > 230 || g.Symbol == "") {
 		return invalid("evaluation.space_group", "number %d, symbol %q: want 1–230 and a symbol", g.Number, g.Symbol)

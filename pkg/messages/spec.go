@@ -32,8 +32,8 @@ type SpecSource struct {
 	TaskName, TaskFile string
 	// Set holds the settings given one by one. Its non-zero fields among
 	// ID, Budget, Islands, BatchSize, Episodes, TopK, MaxInFlight, Seed,
-	// StabilityThreshold, Oracle, Generator's Kind, Model, Temperature and
-	// MaxLLMCalls and Reflector's Mode and Model replace the spec's, and
+	// StabilityThreshold, Oracle, Generator's Kind, Model, Temperature,
+	// MaxLLMCalls and MaxLLMTokens and Reflector's Mode and Model replace the spec's, and
 	// Ordered set sets it; the others are ignored.
 	Set CampaignSpec
 	// SeededID derives the id of a campaign without one from its seed
@@ -127,6 +127,7 @@ func (c *CampaignSpec) override(o *CampaignSpec) {
 	set(&c.TopK, o.TopK)
 	set(&c.MaxInFlight, o.MaxInFlight)
 	set(&c.Generator.MaxLLMCalls, o.Generator.MaxLLMCalls)
+	set(&c.Generator.MaxLLMTokens, o.Generator.MaxLLMTokens)
 	if o.ID != "" {
 		c.ID = o.ID
 	}

@@ -81,6 +81,9 @@ type Request struct {
 	// formationEnergy, set by the relax tier, replaces CGCNN's formation
 	// energy (which it keeps as its Surrogate).
 	formationEnergy *Value
+	// relaxed, set by the relax tier: the values take the relax tier's
+	// calibration (Options.RelaxCalibration) instead of the screen's.
+	relaxed bool
 }
 
 // Result is the oracle's verdict on one structure.
@@ -337,14 +340,25 @@ func (o *Oracle) complete(res *Result, rep *crystal.ValidityReport, req Request,
 			res.Properties[name] = v
 		}
 	}
-	o.completeOwn(res, req)
+	// The metal rule first, so that a model taking the band gap sees a
+	// metal's gap of 0 (outside a dielectric constant's domain); the
+	// calibration before the estimate of piezo_max_dij, so that the
+	// calibrated errors of its inputs propagate into it.
 	MetalRule(res.Properties)
-	calibrate(res.Properties, o.opts.Calibration)
+	o.completeOwn(res, req)
+	cal := o.opts.Calibration
+	if req.relaxed {
+		cal = o.opts.RelaxCalibration
+	}
+	calibrate(res.Properties, cal)
+	if wants(req)[DerivedDij] && !o.external(DerivedDij) {
+		o.estimateDij(res)
+	}
 	if req.Hull {
 		comp := req.Structure.Composition()
 		st, hr, warn := o.stability(comp, res.Formula, res.Properties, req.Extra, useReference)
-		if st != nil && st.FormationEnergySource == SourceCGCNN {
-			if c, ok := o.opts.Calibration["e_above_hull"]; ok {
+		if st != nil && (st.FormationEnergySource == SourceCGCNN || st.FormationEnergySource == SourceM3GNet) {
+			if c, ok := cal["e_above_hull"]; ok {
 				st.Calibrated = &c
 			}
 		}

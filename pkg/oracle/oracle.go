@@ -62,6 +62,11 @@ type Options struct {
 	// error in this oracle's tier (pkg/calibrate): surrogate values carry
 	// it, and their Uncertainty is its Q68. Nil keeps the published MAEs.
 	Calibration map[string]Calibrated
+	// RelaxCalibration is Calibration for the relax tier (EvaluateRelaxed):
+	// the errors of the M3GNet formation energy and of the surrogates on
+	// relaxed structures. Nil leaves the relax tier's values with their
+	// uncalibrated uncertainties.
+	RelaxCalibration map[string]Calibrated
 	// Models are Crucible's own surrogates (pkg/surrogate) by property,
 	// used instead of model files. Open looks for the others in the data
 	// directory and the model cache (surrogate.Find) when a request first

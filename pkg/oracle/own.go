@@ -167,7 +167,8 @@ func wants(req Request) map[string]bool {
 }
 
 // completeOwn adds the own surrogates' values a request asks for to a
-// predicted result whose CGCNN and reference values are in.
+// predicted result whose CGCNN and reference values are in (but not
+// piezo_max_dij: see estimateDij).
 func (o *Oracle) completeOwn(res *Result, req Request) {
 	w := wants(req)
 	for _, ext := range o.opts.External {
@@ -223,9 +224,16 @@ func (o *Oracle) completeOwn(res *Result, req Request) {
 			res.Properties[p.Name] = *model
 		}
 	}
-	if w[DerivedDij] {
-		o.estimateDij(res)
+}
+
+// external reports whether a plug-in model server provides the property.
+func (o *Oracle) external(property string) bool {
+	for _, ext := range o.opts.External {
+		if ext.Model().Property == property {
+			return true
+		}
 	}
+	return false
 }
 
 // estimateDij adds piezo_max_dij from piezo_max_eij and the moduli.

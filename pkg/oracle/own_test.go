@@ -152,6 +152,51 @@ func TestOwnSurrogates(t *testing.T) {
 	}
 }
 
+// TestOwnSurrogatesCalibrated: with a calibration of the own surrogates
+// (errors in log10 of the property, pkg/calibrate), a model value carries
+// them scaled to it, and piezo_max_dij's uncertainty propagates the
+// calibrated errors of its inputs.
+func TestOwnSurrogatesCalibrated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains small models")
+	}
+	dir := testbed.DataDir(t)
+	t.Setenv(surrogate.CacheEnv, smallModels(t))
+	cal := map[string]Calibrated{
+		"dielectric_constant": {Tier: "screen", MAE: 0.18, Bias: 0.08, Q68: 0.24, Q95: 0.48, Log10: true},
+		"piezo_max_eij":       {Tier: "screen", MAE: 0.38, Bias: -0.34, Q68: 0.39, Q95: 1.3, Log10: true},
+		"bulk_modulus":        {Tier: "screen", MAE: 29, Q68: 31, Q95: 88},
+		// A log10 calibration is not applied to a CGCNN value.
+		"shear_modulus": {Tier: "screen", MAE: 0.1, Q68: 0.1, Q95: 0.3, Log10: true},
+	}
+	o, err := Open(dir, Options{Calibration: cal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := evaluate(t, o, Request{Structure: novelWurtzite(t), Properties: OwnProperties()})[0]
+	for _, name := range []string{"dielectric_constant", "piezo_max_eij"} {
+		v := r.Properties[name]
+		if v.Source != SourceSurrogate || v.Calibrated == nil {
+			t.Fatalf("%s = %+v: want a calibrated model value", name, v)
+		}
+		f := math.Ln10 * v.Value
+		c := cal[name]
+		if got := v.Calibrated; math.Abs(got.Q68-f*c.Q68) > 1e-12*f || math.Abs(got.Q95-f*c.Q95) > 1e-12*f ||
+			math.Abs(got.Bias-f*c.Bias) > 1e-12*f || got.Log10 || v.Uncertainty != got.Q68 {
+			t.Errorf("%s = %v: calibrated %+v, want ln10·v·(q68 %v, q95 %v)", name, v.Value, got, c.Q68, c.Q95)
+		}
+	}
+	if g := r.Properties["shear_modulus"]; g.Calibrated != nil {
+		t.Errorf("shear modulus took a log10 calibration: %+v", g)
+	}
+	e, k, g, d := r.Properties["piezo_max_eij"], r.Properties["bulk_modulus"], r.Properties["shear_modulus"], r.Properties["piezo_max_dij"]
+	want, err := surrogate.EstimateDij(surrogate.Estimate{Value: e.Value, Uncertainty: e.Uncertainty},
+		surrogate.Estimate{Value: k.Value, Uncertainty: k.Uncertainty}, surrogate.Estimate{Value: g.Value, Uncertainty: g.Uncertainty})
+	if err != nil || k.Uncertainty != 31 || math.Abs(want.Uncertainty-d.Uncertainty) > 1e-9*want.Uncertainty {
+		t.Errorf("d = %+v, want EstimateDij of the calibrated e, K, G = %+v (%v)", d, want, err)
+	}
+}
+
 func TestOwnSurrogatesMissing(t *testing.T) {
 	dir := testbed.DataDir(t)
 	t.Setenv(surrogate.CacheEnv, t.TempDir())

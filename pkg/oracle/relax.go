@@ -150,7 +150,7 @@ func (o *Oracle) EvaluateRelaxed(ctx context.Context, r *Relaxer, req Request) (
 	if err != nil {
 		return Result{}, nil, err
 	}
-	req.Structure = rx.Structure
+	req.Structure, req.relaxed = rx.Structure, true
 	req.formationEnergy = &Value{Value: rx.FormationEnergy, Unit: task.UnitOf("formation_energy_per_atom"),
 		Source: SourceM3GNet, Uncertainty: M3GNetFormationEnergyMAE}
 	res, err := o.Evaluate(ctx, []Request{req})

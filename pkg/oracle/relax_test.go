@@ -101,6 +101,40 @@ func TestEvaluateRelaxed(t *testing.T) {
 			res.Properties["band_gap"].Value, res.Properties["volume_per_atom"].Value)
 	}
 
+	// With a calibration of each tier, the relaxed values carry the relax
+	// tier's errors, the M3GNet formation energy and the energy above hull
+	// included; the screen keeps the screen's.
+	cal := map[string]Calibrated{
+		"formation_energy_per_atom": {Tier: "screen", MAE: 0.18, Q68: 0.17, Q95: 0.6},
+		"e_above_hull":              {Tier: "screen", MAE: 0.18, Q68: 0.17, Q95: 0.6},
+		"band_gap":                  {Tier: "screen", MAE: 0.5, Q68: 0.5, Q95: 2},
+	}
+	relaxCal := map[string]Calibrated{
+		"formation_energy_per_atom": {Tier: "relax", MAE: 0.1, Q68: 0.09, Q95: 0.4},
+		"e_above_hull":              {Tier: "relax", MAE: 0.1, Q68: 0.09, Q95: 0.4},
+		"band_gap":                  {Tier: "relax", MAE: 0.4, Q68: 0.41, Q95: 1.5},
+	}
+	co, err := Open(dir, Options{SurrogateOnly: true, Calibration: cal, RelaxCalibration: relaxCal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cres, _, err := co.EvaluateRelaxed(context.Background(), r, Request{Structure: big, Hull: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fe := cres.Properties["formation_energy_per_atom"]; fe.Calibrated == nil || fe.Calibrated.Tier != "relax" || fe.Uncertainty != 0.09 {
+		t.Errorf("relaxed formation energy %+v: want the relax tier's calibration", fe)
+	}
+	if st := cres.Stability; st == nil || st.Calibrated == nil || st.Calibrated.Q95 != 0.4 {
+		t.Errorf("relaxed stability %+v: want the relax tier's calibration", st)
+	}
+	if gap := cres.Properties["band_gap"]; !gap.Metallic && (gap.Calibrated == nil || gap.Calibrated.Tier != "relax") {
+		t.Errorf("relaxed band gap %+v: want the relax tier's calibration", gap)
+	}
+	if fe := evaluate(t, co, Request{Structure: big, Hull: true})[0].Properties["formation_energy_per_atom"]; fe.Calibrated == nil || fe.Calibrated.Tier != "screen" {
+		t.Errorf("screened formation energy %+v: want the screen's calibration", fe)
+	}
+
 	// With reference values, a known formula keeps MP's formation energy,
 	// the relaxed one beside it.
 	known, _, err := testOracle(t).EvaluateRelaxed(context.Background(), r, Request{Structure: big, Hull: true})

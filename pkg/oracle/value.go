@@ -64,14 +64,34 @@ type Calibrated struct {
 	Bias float64 `json:"bias"`
 	Q68  float64 `json:"q68"`
 	Q95  float64 `json:"q95"`
+	// Log10, in Options.Calibration, marks errors in log10 of the property
+	// (decades), as Crucible's own surrogates predict it; a value carries
+	// them scaled to it (see calibrate), without the mark.
+	Log10 bool `json:"log10,omitempty"`
+	// Log10Q68, on a value that took a Log10 calibration, is its Q68 in
+	// decades (the other figures being scaled to the value).
+	Log10Q68 float64 `json:"log10_q68,omitempty"`
 }
 
 // calibrate gives the surrogate values of props their calibrated errors:
-// Uncertainty becomes Q68 (a metal's band gap of 0 keeps none).
+// Uncertainty becomes Q68 (a metal's band gap of 0 keeps none). A CGCNN
+// value, or the relax tier's M3GNet formation energy, takes the errors as
+// measured; an own surrogate's value
+// (SourceSurrogate), whose errors are measured in log10 of the property,
+// takes them scaled to its value to first order, as the models' own
+// uncertainty is (surrogate.Model.Predict): δv = ln 10 · v · δlog10 v.
 func calibrate(props map[string]Value, cal map[string]Calibrated) {
 	for name, v := range props {
 		c, ok := cal[name]
-		if !ok || v.Source != SourceCGCNN || v.Metallic || name == "metal_probability" {
+		if !ok || v.Metallic || name == "metal_probability" {
+			continue
+		}
+		switch {
+		case (v.Source == SourceCGCNN || v.Source == SourceM3GNet) && !c.Log10:
+		case v.Source == SourceSurrogate && c.Log10:
+			f := math.Ln10 * math.Abs(v.Value)
+			c = Calibrated{Tier: c.Tier, MAE: f * c.MAE, Bias: f * c.Bias, Q68: f * c.Q68, Q95: f * c.Q95, Log10Q68: c.Q68}
+		default:
 			continue
 		}
 		v.Calibrated = &c

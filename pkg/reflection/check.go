@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
@@ -156,7 +157,8 @@ type Edit struct {
 	// Op is EditAdd, EditModify, EditMerge or EditDelete.
 	Op string `json:"op"`
 	// Key is the lesson edited, or the lesson a merge writes:
-	// "comp:<formula>", "elem:<symbol>" or "sys:<A-B-…>".
+	// "comp:<formula>", "elem:<symbol>", "sys:<A-B-…>" or
+	// "fam:<anonymous formula>".
 	Key string `json:"key"`
 	// Text is the lesson (add, modify, merge).
 	Text string `json:"text,omitempty"`
@@ -297,7 +299,7 @@ func ApplyEdits(in Input, edits []Edit) ([]ExperienceOp, []Dropped) {
 func (r *reflection) subject(key string) (string, string, int, error) {
 	prefix, name, ok := strings.Cut(strings.TrimSpace(key), ":")
 	if !ok {
-		return "", "", 0, fmt.Errorf("key %q: want comp:<formula>, elem:<symbol> or sys:<A-B-…>", key)
+		return "", "", 0, fmt.Errorf("key %q: want comp:<formula>, elem:<symbol>, sys:<A-B-…> or fam:<anonymous formula>", key)
 	}
 	switch prefix {
 	case "comp":
@@ -329,6 +331,46 @@ func (r *reflection) subject(key string) (string, string, int, error) {
 			return "", "", 0, fmt.Errorf("key %q: %v", key, err)
 		}
 		return SystemKey(s), KindSystem, r.systemQueries(s), nil
+	case "fam":
+		// An anonymous formula ("ABC3"), or a formula of the family
+		// ("SrTiO3").
+		f := strings.TrimSpace(name)
+		if !isAnonymous(f) {
+			if f = familyOf(f); f == "" {
+				return "", "", 0, fmt.Errorf("key %q: not an anonymous formula (ABC3) or a formula", key)
+			}
+		}
+		return FamilyKey(f), KindFamily, r.familyQueries(f), nil
 	}
-	return "", "", 0, fmt.Errorf("key %q: want comp:<formula>, elem:<symbol> or sys:<A-B-…>", key)
+	return "", "", 0, fmt.Errorf("key %q: want comp:<formula>, elem:<symbol>, sys:<A-B-…> or fam:<anonymous formula>", key)
+}
+
+// isAnonymous reports whether s is an anonymous formula as
+// crystal.Composition.AnonymousFormula writes it for up to 26 elements:
+// the labels A, B, C, … in order, each with an integer amount (1 left
+// out), the amounts not decreasing.
+func isAnonymous(s string) bool {
+	next, last := 'A', 0
+	for s != "" {
+		if rune(s[0]) != next || next > 'Z' {
+			return false
+		}
+		s = s[1:]
+		j := 0
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n := 1
+		if j > 0 {
+			var err error
+			if n, err = strconv.Atoi(s[:j]); err != nil || n < 2 {
+				return false
+			}
+		}
+		if n < last {
+			return false
+		}
+		next, last, s = next+1, n, s[j:]
+	}
+	return next > 'A'
 }

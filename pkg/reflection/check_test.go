@@ -73,6 +73,38 @@ func TestApplyEdits(t *testing.T) {
 	}
 }
 
+// TestApplyEditsFamily: a family key reads as an anonymous formula or as
+// a formula of the family, its support is the campaign's queries of the
+// family; anything else is refused.
+func TestApplyEditsFamily(t *testing.T) {
+	in := input(stat("SrTiO3", 4, 1, 2), stat("BaZrO3", 3, 0, 0), stat("ZnO", 5, 0, 0))
+	in.Existing = []Experience{
+		lesson("comp:SrTiO3", KindComposition, "SrTiO3: productive.", 4, "c1"),
+		lesson("comp:BaZrO3", KindComposition, "BaZrO3: capped.", 3, "c1"),
+	}
+	ops, dropped := ApplyEdits(in, []Edit{
+		{Op: EditMerge, Key: "fam:CaTiO3", Text: "ABC3: SrTiO3 works (2 hits of 4), BaZrO3 does not.", From: []string{"comp:SrTiO3", "comp:BaZrO3"}, Outcome: OutcomeProductive},
+		{Op: EditAdd, Key: "fam:AB", Text: "AB: ZnO 5 queries, nothing.", Outcome: OutcomeUnproductive},
+		{Op: EditAdd, Key: "fam:BA3", Text: "not a family"},
+		{Op: EditAdd, Key: "fam:ABC", Text: "no composition of it"},
+	})
+	if got := summarise(ops); len(got) != 4 || got[0] != (opSummary{EditMerge, "comp:BaZrO3", 0, ""}) || got[1] != (opSummary{EditMerge, "comp:SrTiO3", 0, ""}) ||
+		got[2] != (opSummary{EditAdd, "fam:AB", 5, "c1"}) || got[3] != (opSummary{EditMerge, "fam:ABC3", 7, "c1"}) {
+		t.Errorf("ops %+v", got)
+	}
+	if len(dropped) != 2 || !strings.Contains(dropped[0].Reason, "not an anonymous formula") || !strings.Contains(dropped[1].Reason, "support 0") {
+		t.Errorf("dropped %+v", dropped)
+	}
+	for _, c := range []struct {
+		s  string
+		ok bool
+	}{{"A", true}, {"AB", true}, {"ABC3", true}, {"A2B3", true}, {"AB2C4", true}, {"BA", false}, {"A3B", false}, {"AC", false}, {"A1B", false}, {"", false}, {"SrTiO3", false}} {
+		if isAnonymous(c.s) != c.ok {
+			t.Errorf("isAnonymous(%q) = %v", c.s, !c.ok)
+		}
+	}
+}
+
 func TestRelevant(t *testing.T) {
 	bank := []Experience{
 		lesson("sys:Ca-F", KindSystem, "", 20),
@@ -89,6 +121,15 @@ func TestRelevant(t *testing.T) {
 	// first); ZnO shares O with MgO (1/3), Ca-F shares F with BaMgF4
 	// (1/4); Tl shares nothing and is cut.
 	if want := "sys:Ba-F-Mg comp:MgO comp:ZnO sys:Ca-F"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+	// A family lesson ranks with half the elements shared.
+	bank = append(bank, lesson("fam:AB", KindFamily, "", 2), lesson("fam:ABC3", KindFamily, "", 50))
+	got = got[:0]
+	for _, e := range Relevant(bank, []string{"CaS"}, 3) {
+		got = append(got, e.Key)
+	}
+	if want := "fam:AB sys:Ca-F fam:ABC3"; strings.Join(got, " ") != want {
 		t.Errorf("order %v, want %s", got, want)
 	}
 }

@@ -14,6 +14,9 @@ const (
 	KindComposition = "composition"
 	KindElement     = "element"
 	KindSystem      = "system"
+	// KindFamily: a composition family, one stoichiometry across
+	// chemical systems (the anonymous formula, "ABC3").
+	KindFamily = "family"
 )
 
 // SciMem's memory edits (App. E, Figs. 15–16).
@@ -42,6 +45,10 @@ func ElementKey(symbol string) string { return "elem:" + symbol }
 // SystemKey is the key of the lesson about a chemical system
 // ("sys:Li-O-P").
 func SystemKey(system string) string { return "sys:" + system }
+
+// FamilyKey is the key of the lesson about a composition family, an
+// anonymous formula ("fam:ABC3").
+func FamilyKey(family string) string { return "fam:" + family }
 
 // lessonIn is a lesson drafted from this campaign's evidence.
 type lessonIn struct {
@@ -139,7 +146,10 @@ func (r *reflection) campaigns(es ...*Experience) []string {
 //     campaign added to its campaigns;
 //   - merge: once MergeAt composition lessons share a chemical system, or
 //     the system already has a lesson, they are replaced by one system
-//     lesson (prefer merge over add);
+//     lesson (prefer merge over add); the composition lessons left are
+//     merged by composition family (anonymous formula) likewise, so that
+//     the bank is keyed by element, system and family rather than by
+//     composition;
 //   - bound: beyond MaxLessons, the least supported lessons are deleted
 //     (ties by key).
 //
@@ -203,69 +213,75 @@ func (r *reflection) memory() []ExperienceOp {
 		}
 	}
 
-	// Merges: composition lessons into system lessons.
-	bySys := map[string][]string{}
-	for k, e := range work {
-		if e.Kind != KindComposition || !strings.HasPrefix(k, "comp:") {
-			continue
-		}
-		if s := systemOf(strings.TrimPrefix(k, "comp:")); s != "" {
-			bySys[s] = append(bySys[s], k)
-		}
-	}
-	systems := make([]string, 0, len(bySys))
-	for s := range bySys {
-		systems = append(systems, s)
-	}
-	sort.Strings(systems)
-	for _, s := range systems {
-		members := bySys[s]
-		sk := SystemKey(s)
-		_, hasSys := work[sk]
-		if len(members) < r.opt.MergeAt && !hasSys {
-			continue
-		}
-		sort.Strings(members)
-		var sysBase *Experience
-		if hasSys {
-			sysBase = old[sk]
-		}
-		cur := r.systemQueries(s)
-		ev := r.others(sysBase, cur)
-		from := []*Experience{sysBase}
-		var earlier []string
-		if e := earlierOf(sysBase, r.in.Campaign); e != "" {
-			earlier = append(earlier, e)
-		}
-		for _, k := range members {
-			f := strings.TrimPrefix(k, "comp:")
-			c := r.byF[f]
-			o := old[k]
-			if o == nil {
-				continue // drafted now: the campaign's evidence speaks for it
+	// Merges: composition lessons into system lessons, then those left
+	// into family lessons (one stoichiometry across systems).
+	merge := func(kind string, groupOf func(formula string) string, key func(string) string,
+		queries func(string) int, text func(string, []string) string, outcome func(string) string) {
+		groups := map[string][]string{}
+		for k, e := range work {
+			if e.Kind != KindComposition || !strings.HasPrefix(k, "comp:") {
+				continue
 			}
-			q := 0
-			if c != nil {
-				q = c.Queries
+			if g := groupOf(strings.TrimPrefix(k, "comp:")); g != "" {
+				groups[g] = append(groups[g], k)
 			}
-			addEvidence(ev, r.others(o, q))
-			from = append(from, o)
-			if c == nil || !slices.Contains(o.Campaigns, r.in.Campaign) {
-				// Evidence the campaign's statistics do not hold: keep its
-				// gist.
-				earlier = append(earlier, firstSentence(o.Text))
-			} else if e := earlierOf(o, r.in.Campaign); e != "" {
+		}
+		names := make([]string, 0, len(groups))
+		for g := range groups {
+			names = append(names, g)
+		}
+		sort.Strings(names)
+		for _, g := range names {
+			members := groups[g]
+			gk := key(g)
+			_, hasGroup := work[gk]
+			if len(members) < r.opt.MergeAt && !hasGroup {
+				continue
+			}
+			sort.Strings(members)
+			var base *Experience
+			if hasGroup {
+				base = old[gk]
+			}
+			cur := queries(g)
+			ev := r.others(base, cur)
+			from := []*Experience{base}
+			var earlier []string
+			if e := earlierOf(base, r.in.Campaign); e != "" {
 				earlier = append(earlier, e)
 			}
-		}
-		e := r.withEvidence(Experience{Key: sk, Kind: KindSystem, Text: r.systemText(s, earlier), Outcome: r.systemOutcome(s), Campaigns: r.campaigns(from...)}, ev, cur)
-		for _, k := range members {
-			b.remove(k, EditMerge, "merged into "+sk)
-		}
-		if prev, ok := work[sk]; !ok || !sameLesson(prev, e) {
-			work[sk], why[sk] = e, EditMerge
+			for _, k := range members {
+				f := strings.TrimPrefix(k, "comp:")
+				c := r.byF[f]
+				o := old[k]
+				if o == nil {
+					continue // drafted now: the campaign's evidence speaks for it
+				}
+				q := 0
+				if c != nil {
+					q = c.Queries
+				}
+				addEvidence(ev, r.others(o, q))
+				from = append(from, o)
+				if c == nil || !slices.Contains(o.Campaigns, r.in.Campaign) {
+					// Evidence the campaign's statistics do not hold: keep its
+					// gist.
+					earlier = append(earlier, firstSentence(o.Text))
+				} else if e := earlierOf(o, r.in.Campaign); e != "" {
+					earlier = append(earlier, e)
+				}
+			}
+			e := r.withEvidence(Experience{Key: gk, Kind: kind, Text: text(g, earlier), Outcome: outcome(g), Campaigns: r.campaigns(from...)}, ev, cur)
+			for _, k := range members {
+				b.remove(k, EditMerge, "merged into "+gk)
+			}
+			if prev, ok := work[gk]; !ok || !sameLesson(prev, e) {
+				work[gk], why[gk] = e, EditMerge
+			}
 		}
 	}
+	merge(KindSystem, systemOf, SystemKey, r.systemQueries, r.systemText, r.systemOutcome)
+	merge(KindFamily, familyOf, FamilyKey, r.familyQueries, r.familyText, r.familyOutcome)
 
 	b.bound(r.opt.MaxLessons)
 	return b.ops(func(k string) string { return r.editReason(why[k], k) })
@@ -295,7 +311,8 @@ func (r *reflection) editReason(edit, key string) string {
 	case EditModify:
 		return "evidence changed in campaign " + r.in.Campaign
 	case EditMerge:
-		return "composition lessons of " + strings.TrimPrefix(key, "sys:") + " merged into one"
+		_, name, _ := strings.Cut(key, ":")
+		return "composition lessons of " + name + " merged into one"
 	}
 	return ""
 }
@@ -309,6 +326,88 @@ func (r *reflection) systemQueries(s string) int {
 		}
 	}
 	return n
+}
+
+// familyQueries sums the campaign's queries of a composition family.
+func (r *reflection) familyQueries(f string) int {
+	n := 0
+	for _, c := range r.comps {
+		if c.family == f {
+			n += c.Queries
+		}
+	}
+	return n
+}
+
+// familyText summarises a composition family as systemText does a
+// chemical system: this campaign's compositions of the stoichiometry, the
+// productive and the capped ones, and the lessons merged into it.
+func (r *reflection) familyText(f string, earlier []string) string {
+	var productive, capped []string
+	n, q, hits, stable := 0, 0, 0, 0
+	for _, c := range r.comps {
+		if c.family != f {
+			continue
+		}
+		n++
+		q += c.Queries
+		hits += c.Hits
+		stable += c.Stable
+		switch {
+		case c.Hits > 0:
+			productive = append(productive, fmt.Sprintf("%s (%d/%d/%d)", c.Formula, c.Hits, c.Stable, c.Queries))
+		case r.capped[c.Formula]:
+			capped = append(capped, c.Formula)
+		}
+	}
+	for formula := range r.capped {
+		if r.byF[formula] == nil && familyOf(formula) == f {
+			capped = append(capped, formula)
+		}
+	}
+	sort.Strings(capped)
+	var b strings.Builder
+	b.WriteString(f + " compositions:")
+	if n > 0 {
+		fmt.Fprintf(&b, " %s, %s, %s, %d stable in campaign %s.", plural(n, "composition"), plural(q, "query"), plural(hits, "hit"), stable, r.in.Campaign)
+	}
+	if len(productive) > 0 {
+		b.WriteString(" Productive (hits/stable/queries): " + list(productive, 4) + ".")
+	}
+	if len(capped) > 0 {
+		b.WriteString(" Unproductive, capped: " + list(capped, 6) + ".")
+	}
+	if len(productive) > 0 {
+		b.WriteString(" Keep the " + f + " stoichiometry and substitute the elements of the productive ones.")
+	}
+	if e := novel(strings.Join(earlier, " "), b.String()); e != "" {
+		b.WriteString(earlierMarker + e)
+	}
+	return clip(b.String())
+}
+
+// familyOutcome is productive when a composition of the family has a hit
+// in the campaign; unproductive when none has a hit or a stable candidate
+// and the family has capped compositions, or ExcludeAfter queries over at
+// least two compositions; else unknown.
+func (r *reflection) familyOutcome(f string) string {
+	capped, stable, n, q := false, false, 0, 0
+	for _, c := range r.comps {
+		if c.family != f {
+			continue
+		}
+		if c.Hits > 0 {
+			return OutcomeProductive
+		}
+		capped = capped || r.capped[c.Formula]
+		stable = stable || c.Stable > 0
+		n++
+		q += c.Queries
+	}
+	if !stable && (capped || n >= 2 && q >= r.opt.ExcludeAfter) {
+		return OutcomeUnproductive
+	}
+	return ""
 }
 
 // draftLessons writes the lessons this campaign's evidence supports.
@@ -344,6 +443,27 @@ func (r *reflection) draftLessons() {
 	}
 	for _, a := range r.avoided {
 		add(SystemKey(a.System), KindSystem, r.systemText(a.System, nil), r.systemQueries(a.System))
+	}
+	// Families: one stoichiometry over several compositions gathers the
+	// evidence single compositions rarely do (a generator seldom repeats
+	// a composition).
+	counts := map[string]int{}
+	for _, c := range r.comps {
+		if c.family != "" {
+			counts[c.family]++
+		}
+	}
+	fams := make([]string, 0, len(counts))
+	for f, n := range counts {
+		if n >= 2 && r.familyQueries(f) >= r.opt.MinSupport {
+			fams = append(fams, f)
+		}
+	}
+	sort.Strings(fams)
+	for _, f := range fams {
+		if sign = r.familyOutcome(f); sign != "" {
+			add(FamilyKey(f), KindFamily, r.familyText(f, nil), r.familyQueries(f))
+		}
 	}
 }
 

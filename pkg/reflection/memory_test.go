@@ -135,31 +135,56 @@ func TestMemoryEdits(t *testing.T) {
 		{
 			name:  "add: element lessons of an exclusion",
 			comps: []discovery.CompositionStat{lif, stat("TlCl3", 5, 0, 0), stat("TlBr", 3, 0, 0)},
-			want:  []opSummary{{EditAdd, "elem:Tl", 8, "c1"}}, // LiF: 2 queries, too few for a lesson
-			text:  map[string]string{"elem:Tl": "Tl: 8 queries over 2 compositions (TlBr, TlCl3), none feasible or stable while other compositions succeeded. Excluded."},
+			// LiF: 2 queries, too few for a lesson of its own; with TlBr it
+			// makes the AB family, productive (LiF's hit).
+			want: []opSummary{{EditAdd, "elem:Tl", 8, "c1"}, {EditAdd, "fam:AB", 5, "c1"}},
+			text: map[string]string{"elem:Tl": "Tl: 8 queries over 2 compositions (TlBr, TlCl3), none feasible or stable while other compositions succeeded. Excluded."},
 		},
 		{
 			name: "bound: the least supported lesson goes",
 			comps: []discovery.CompositionStat{
 				stat("ZnO", 4, 1, 2),
 			},
+			// Three families (AB2, A2B3, AB2C4) besides ZnO's (AB): no merge.
 			existing: []Experience{
-				lesson("comp:GaN", KindComposition, "GaN", 9, "c0"),
-				lesson("comp:AlN", KindComposition, "AlN", 1, "c0"),
-				lesson("comp:BN", KindComposition, "BN", 5, "c0"),
+				lesson("comp:SiO2", KindComposition, "SiO2", 9, "c0"),
+				lesson("comp:Al2O3", KindComposition, "Al2O3", 1, "c0"),
+				lesson("comp:MgAl2O4", KindComposition, "MgAl2O4", 5, "c0"),
 			},
 			opt:  Options{MaxLessons: 3},
-			want: []opSummary{{EditDelete, "comp:AlN", 0, ""}, {EditAdd, "comp:ZnO", 4, "c1"}},
+			want: []opSummary{{EditDelete, "comp:Al2O3", 0, ""}, {EditAdd, "comp:ZnO", 4, "c1"}},
 		},
 		{
 			name:  "bound: a new lesson below the others is not added",
 			comps: []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
 			existing: []Experience{
-				lesson("comp:GaN", KindComposition, "GaN", 9, "c0"),
-				lesson("comp:BN", KindComposition, "BN", 5, "c0"),
+				lesson("comp:SiO2", KindComposition, "SiO2", 9, "c0"),
+				lesson("comp:MgAl2O4", KindComposition, "MgAl2O4", 5, "c0"),
 			},
 			opt:  Options{MaxLessons: 2},
 			want: []opSummary{},
+		},
+		{
+			name:  "merge: one stoichiometry across systems into a family lesson",
+			comps: []discovery.CompositionStat{stat("ZnO", 4, 1, 2), stat("GaN", 3, 1, 1), stat("CaS", 5, 0, 0)},
+			// Support: every query of the campaign of the AB family; the
+			// family's lesson is new, its compositions' drafts go into it.
+			want: []opSummary{{EditAdd, "fam:AB", 12, "c1"}},
+			text: map[string]string{"fam:AB": "AB compositions: 3 compositions, 12 queries, 3 hits, 2 stable in campaign c1. Productive (hits/stable/queries): GaN (1/1/3), ZnO (2/1/4). Unproductive, capped: CaS. Keep the AB stoichiometry"},
+		},
+		{
+			name:     "prefer merge over add: into the family's lesson",
+			comps:    []discovery.CompositionStat{stat("ZnO", 4, 1, 2)},
+			existing: []Experience{lesson("fam:AB", KindFamily, "AB compositions: 3 compositions, 10 queries, 2 hits, 1 stable in campaign c0.", 10, "c0")},
+			want:     []opSummary{{EditMerge, "fam:AB", 14, "c0,c1"}},
+			text:     map[string]string{"fam:AB": "Earlier: AB compositions: 3 compositions, 10 queries, 2 hits, 1 stable in campaign c0."},
+		},
+		{
+			name:  "merge: a system before a family",
+			comps: []discovery.CompositionStat{stat("Li3PO4", 3, 1, 1), stat("Li4P2O7", 2, 0, 1), stat("LiPO3", 4, 1, 2), stat("Na3VO4", 3, 1, 1), stat("K3AsO4", 3, 1, 1)},
+			// Li3PO4 goes into Li-O-P; Na3VO4 and K3AsO4 into the AB3C4
+			// family's lesson, whose evidence counts Li3PO4's queries too.
+			want: []opSummary{{EditAdd, "fam:AB3C4", 9, "c1"}, {EditMerge, "sys:Li-O-P", 9, "c1"}},
 		},
 	}
 	for _, tc := range tests {
@@ -228,8 +253,8 @@ func TestMemoryAcrossEpisodes(t *testing.T) {
 func testMemoryAcrossEpisodes(t *testing.T, keep bool, wantZnO int, wantZnOText string) {
 	episodes := [][]discovery.CompositionStat{
 		{stat("ZnO", 2, 1, 1), stat("NaCl3", 3, 0, 0)},
-		{stat("ZnO", 5, 2, 3), stat("NaCl3", 3, 0, 0), stat("ZnS", 2, 0, 1)},
-		{stat("ZnO", 6, 2, 3), stat("NaCl3", 3, 0, 0), stat("ZnS", 4, 1, 2), stat("ZnSe", 1, 0, 1)},
+		{stat("ZnO", 5, 2, 3), stat("NaCl3", 3, 0, 0), stat("ZnS2", 2, 0, 1)},
+		{stat("ZnO", 6, 2, 3), stat("NaCl3", 3, 0, 0), stat("ZnS2", 4, 1, 2), stat("ZnSe4", 1, 0, 1)},
 	}
 	in := input()
 	in.Existing = []Experience{lesson("comp:ZnO", KindComposition, "ZnO (O-Zn): 1 hit and 1 stable of 7 queries.", 7, "c0")}
@@ -259,16 +284,16 @@ func testMemoryAcrossEpisodes(t *testing.T, keep bool, wantZnO int, wantZnOText 
 			t.Errorf("%s: %q", e.Key, e.Text)
 		}
 	}
-	if support["comp:ZnS"] != 4 || support["comp:NaCl3"] != 3 {
+	if support["comp:ZnS2"] != 4 || support["comp:NaCl3"] != 3 {
 		t.Errorf("supports %v", support)
 	}
-	// ZnO, ZnS and ZnSe are different systems: no merge; ZnSe's one hit
-	// of one query is too little for a lesson.
+	// ZnO, ZnS2 and ZnSe4 are different systems and families: no merge;
+	// ZnSe4's one hit of one query is too little for a lesson.
 	var got []string
 	for _, e := range in.Existing {
 		got = append(got, e.Key)
 	}
-	if want := []string{"comp:NaCl3", "comp:ZnO", "comp:ZnS"}; !slices.Equal(got, want) {
+	if want := []string{"comp:NaCl3", "comp:ZnO", "comp:ZnS2"}; !slices.Equal(got, want) {
 		t.Errorf("bank %v, want %v", got, want)
 	}
 }

@@ -16,9 +16,11 @@
 // output, so a redelivered episode-end message reflects identically.
 //
 // Lessons follow SciMem (§3.2, App. E, Figs. 15–16): experiences keyed by
-// context — a composition ("comp:Li3PO4"), an element ("elem:Tl") or a
-// chemical system ("sys:Li-O-P") — edited by add, modify, merge and delete
-// operations, merging preferred over adding, and the bank kept small.
+// context — an element ("elem:Tl"), a chemical system ("sys:Li-O-P"), a
+// composition family ("fam:ABC3", one stoichiometry across systems) or,
+// while no broader lesson covers it, a composition ("comp:Li3PO4") —
+// edited by add, modify, merge and delete operations, merging preferred
+// over adding, and the bank kept small.
 // Reflect returns the operations, not the new bank; the caller applies
 // them to its store.
 package reflection
@@ -81,6 +83,10 @@ type Input struct {
 	EpisodeEvaluated int `json:"episode_evaluated"`
 	// Compositions are the campaign's per-composition statistics so far.
 	Compositions []discovery.CompositionStat `json:"compositions"`
+	// Log is the episode's chronological log of evaluations (MADE §4.1),
+	// possibly only its most recent; the rules do not read it, the LLM
+	// reflector shows it.
+	Log []Query `json:"log,omitempty"`
 	// Existing are the bank's experiences, from earlier episodes and
 	// campaigns of the same context.
 	Existing []Experience `json:"existing,omitempty"`
@@ -94,6 +100,21 @@ type Input struct {
 	Recent []string `json:"recent,omitempty"`
 	// Options tune the rules; the zero value is the default.
 	Options Options `json:"options,omitzero"`
+}
+
+// Query is one evaluation of an episode's log: the reduced composition,
+// its energy above hull (nil for an invalid candidate), and whether it
+// met every constraint (Hit), was stable, is in the reference data
+// (Known) or new (Novel).
+type Query struct {
+	Index      int      `json:"index"`
+	Formula    string   `json:"formula"`
+	EAboveHull *float64 `json:"e_above_hull,omitempty"`
+	Valid      bool     `json:"valid,omitempty"`
+	Hit        bool     `json:"hit,omitempty"`
+	Stable     bool     `json:"stable,omitempty"`
+	Known      bool     `json:"known,omitempty"`
+	Novel      bool     `json:"novel,omitempty"`
 }
 
 // Output is what the reflector learned.
@@ -218,6 +239,7 @@ type comp struct {
 	discovery.CompositionStat
 	elements []string
 	system   string
+	family   string // the anonymous formula: "ABC3" for SrTiO3
 }
 
 func (c *comp) success() bool { return c.Hits > 0 || c.Stable > 0 }
@@ -273,6 +295,7 @@ func newReflection(in Input) *reflection {
 				}
 				sort.Strings(c.elements)
 				c.system = parsed.ChemicalSystem()
+				c.family = parsed.AnonymousFormula()
 			}
 			r.byF[s.Formula] = c
 			r.comps = append(r.comps, c)
@@ -352,6 +375,16 @@ func systemOf(formula string) string {
 		return ""
 	}
 	return c.ChemicalSystem()
+}
+
+// familyOf is a formula's composition family, its anonymous formula
+// ("ABC3" for SrTiO3 and BaZrO3), "" when it does not parse.
+func familyOf(formula string) string {
+	c, err := crystal.ParseFormula(formula)
+	if err != nil || c.IsEmpty() {
+		return ""
+	}
+	return c.AnonymousFormula()
 }
 
 // stats are the campaign's statistics at the end of the episode, over the

@@ -155,6 +155,9 @@ func TestReflectFixture(t *testing.T) {
 		{EditModify, "comp:MgAl2O4", 3}, // support max(2, 3): same campaign
 		{EditAdd, "elem:Cl", 15},
 		{EditAdd, "elem:F", 10},
+		// Families of two or more compositions with 3 queries.
+		{EditAdd, "fam:AB3", 9},
+		{EditAdd, "fam:ABC2", 3},
 		// 9 queries of this campaign in Li-O-P + 4 of sse-1 behind LiPO3's
 		// lesson; the contradicted Li4P2O7 lesson carries nothing.
 		{EditMerge, "sys:Li-O-P", 13},
@@ -269,11 +272,11 @@ func TestReflectCleansBadInput(t *testing.T) {
 		discovery.CompositionStat{Formula: "Xx2O", Queries: 5},            // not a formula: capped all the same
 		discovery.CompositionStat{Formula: "", Queries: 9},                // ignored
 		discovery.CompositionStat{Formula: "KBr", Queries: -4, Hits: 3},   // negative queries: ignored
-		discovery.CompositionStat{Formula: "ZnO", Queries: 3, Hits: 7},    // hits capped at the queries
+		discovery.CompositionStat{Formula: "ZnO2", Queries: 3, Hits: 7},   // hits capped at the queries
 		discovery.CompositionStat{Formula: "MgO", Queries: 1, Stable: -2}, // negative stable: 0
 	)
 	in.Directives = []messages.Directive{{Kind: messages.DirectiveCapComposition}, {Kind: "teleport"}}
-	in.Existing = []Experience{{Key: ""}, {Key: "comp:ZnO", Text: "old", Kind: KindComposition, Support: -3}}
+	in.Existing = []Experience{{Key: ""}, {Key: "comp:ZnO2", Text: "old", Kind: KindComposition, Support: -3}}
 	in.Counters.Evaluated = -1
 	out := Reflect(in)
 	if got, want := keys(out.Directives), []string{"cap_composition:Xx2O=5", "cap_composition:NaCl3=4"}; !slices.Equal(got, want) {
@@ -283,8 +286,8 @@ func TestReflectCleansBadInput(t *testing.T) {
 		t.Errorf("stats %+v", out.Stats)
 	}
 	for _, op := range out.Ops {
-		if op.Experience.Key == "comp:ZnO" && (op.Experience.Support != 3 || op.Edit != EditModify) {
-			t.Errorf("ZnO lesson %+v, want support 3 (negative support counts as none)", op)
+		if op.Experience.Key == "comp:ZnO2" && (op.Experience.Support != 3 || op.Edit != EditModify) {
+			t.Errorf("ZnO2 lesson %+v, want support 3 (negative support counts as none)", op)
 		}
 	}
 	if n := len(out.Bullets); n < MinBullets || n > MaxBullets {

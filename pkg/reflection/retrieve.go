@@ -12,11 +12,13 @@ import (
 // is the campaign's context; within it, by chemical-system similarity):
 // a lesson's relevance is the largest Jaccard similarity between the
 // elements of its subject (a composition, an element, a chemical system)
-// and those of a parent; the most relevant first, then the best
+// and those of a parent, and for a composition family FamilyRelevance
+// when a parent is of the family; the most relevant first, then the best
 // supported, then by key. Lessons on nothing a parent shares come last,
 // the best supported first; at most n are returned (n ≤ 0: all).
 func Relevant(lessons []Experience, formulas []string, n int) []Experience {
 	var parents []map[string]bool
+	families := map[string]bool{}
 	for _, f := range formulas {
 		if c, err := crystal.ParseFormula(f); err == nil {
 			set := map[string]bool{}
@@ -24,6 +26,7 @@ func Relevant(lessons []Experience, formulas []string, n int) []Experience {
 				set[e.Symbol()] = true
 			}
 			parents = append(parents, set)
+			families[c.AnonymousFormula()] = true
 		}
 	}
 	type scored struct {
@@ -34,6 +37,9 @@ func Relevant(lessons []Experience, formulas []string, n int) []Experience {
 	for _, e := range lessons {
 		els := subjectElements(e.Key)
 		best := 0.0
+		if fam, ok := strings.CutPrefix(e.Key, "fam:"); ok && families[fam] {
+			best = FamilyRelevance
+		}
 		for _, p := range parents {
 			inter := 0
 			for _, x := range els {
@@ -66,6 +72,11 @@ func Relevant(lessons []Experience, formulas []string, n int) []Experience {
 	}
 	return res
 }
+
+// FamilyRelevance is the relevance of a composition family's lesson to a
+// prompt with a parent of the family: the stoichiometry is shared, the
+// chemistry not, so it ranks with a system sharing half its elements.
+const FamilyRelevance = 0.5
 
 // subjectElements are the element symbols of a lesson key's subject, none
 // for a key this build does not read.

@@ -481,6 +481,11 @@ func (s *Service) campaignFinds(ctx context.Context, campaign string) (findsEntr
 // reasonElementRule is the reason code of a broken element rule.
 const reasonElementRule = "element_rule"
 
+// ReasonUncalibratedHullBound is the warning code of an evaluation below
+// the hull whose energy above hull has no calibrated error, so that the
+// hull-outlier bound is the judge's default.
+const ReasonUncalibratedHullBound = "uncalibrated_hull_bound"
+
 // Score turns the oracle's outcome into an evaluation: LLEMA's margins and
 // score over the task's constraints (App. B.2), feasibility (a hit), the
 // campaign's stability threshold, and novelty.
@@ -544,10 +549,14 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		if !ok || pv.Calibrated == nil || !o.Valid {
 			continue
 		}
-		if d := judge.ConfidenceMargin(c, pv.Value); d < k*pv.Calibrated.Q68 {
+		if d, sigma, decades := judge.CalibratedMargin(c, pv.Value, pv.Calibrated, pv.Calibrated.Q68); d < k*sigma {
+			in := ""
+			if decades {
+				in = " decades"
+			}
 			feasible = false
 			ev.Reasons = append(ev.Reasons, messages.Reason{Code: "within_calibrated_error",
-				Detail: fmt.Sprintf("%s = %.4g is %.4g from its bound (%s), less than %g × its calibrated error %.4g", c.Property, pv.Value, d, c.String(), k, pv.Calibrated.Q68)})
+				Detail: fmt.Sprintf("%s = %.4g is %.4g%s from its bound (%s), less than %g × its calibrated error %.4g%s", c.Property, pv.Value, d, in, c.String(), k, sigma, in)})
 		}
 	}
 	threshold := spec.StabilityThreshold
@@ -559,13 +568,24 @@ func Score(spec *messages.CampaignSpec, c *messages.Candidate, o *Outcome) *mess
 		e := *o.EAboveHull
 		// Far below the hull of known ground states is more likely the
 		// surrogate's error than a new ground state: not stable, and never
-		// a reference phase of later candidates (pkg/judge).
-		ev.HullOutlier = e < -judge.DefaultSuspiciousBelowHull
+		// a reference phase of later candidates (pkg/judge). The bound is
+		// the calibrated 95 % error of the energy above hull.
+		bound, calibrated := judge.OutlierBound(ev.EAboveHullCalibrated, judge.DefaultSuspiciousBelowHull)
+		ev.HullOutlierBound = bound
+		ev.HullOutlier = e < -bound
 		ev.Stable = e <= threshold && !ev.HullOutlier
+		if e < 0 && !calibrated {
+			ev.Warnings = append(ev.Warnings, messages.Reason{Code: ReasonUncalibratedHullBound, Detail: fmt.Sprintf(
+				"the energy above hull has no calibrated error in this tier: the hull-outlier bound is the default %.4g eV/atom (run crucible calibrate)", bound)})
+		}
 		if ev.HullOutlier {
+			what := "its calibrated 95 % error"
+			if !calibrated {
+				what = "the default bound"
+			}
 			ev.Warnings = append(ev.Warnings, messages.Reason{Code: "below_hull", Detail: fmt.Sprintf(
-				"E_hull %.4g eV/atom is more than %.4g eV/atom below the hull of the known phases: a likely surrogate error, not counted stable",
-				e, judge.DefaultSuspiciousBelowHull)})
+				"E_hull %.4g eV/atom is more than %.4g eV/atom (%s) below the hull of the known phases: a likely surrogate error, not counted stable",
+				e, bound, what)})
 		}
 	}
 	ev.Novelty = o.Novelty

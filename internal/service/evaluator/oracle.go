@@ -89,7 +89,7 @@ func calibrated(c *oracle.Calibrated) *messages.Calibrated {
 	if c == nil {
 		return nil
 	}
-	return &messages.Calibrated{Tier: c.Tier, MAE: c.MAE, Bias: c.Bias, Q68: c.Q68, Q95: c.Q95}
+	return &messages.Calibrated{Tier: c.Tier, MAE: c.MAE, Bias: c.Bias, Q68: c.Q68, Q95: c.Q95, Log10Q68: c.Log10Q68}
 }
 
 // RelaxingOracle is the production oracle with its relax tier: the

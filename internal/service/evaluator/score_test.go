@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"math"
 	"testing"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -94,6 +95,68 @@ func TestScore(t *testing.T) {
 				t.Errorf("%d margins, want one per constraint", len(ev.Margins))
 			}
 		})
+	}
+}
+
+// TestScoreHullOutlierBound: the hull-outlier bound is the calibrated 95 %
+// error of the energy above hull; without a calibration it is the judge's
+// default, and an evaluation below the hull says so.
+func TestScoreHullOutlierBound(t *testing.T) {
+	sp := spec(t, task.Task{Name: "t", Constraints: []task.Constraint{task.AtLeast("band_gap", 2.5)}})
+	cal := &messages.Calibrated{Tier: "screen", MAE: 0.18, Q68: 0.18, Q95: 0.63}
+	for _, tc := range []struct {
+		name       string
+		e          float64
+		cal        *messages.Calibrated
+		outlier    bool
+		bound      float64
+		uncalWarns bool
+	}{
+		{"calibrated, within the 95 % error", -0.4, cal, false, 0.63, false},
+		{"calibrated, beyond it", -0.7, cal, true, 0.63, false},
+		{"default bound", -0.4, nil, true, 0.15, true},
+		{"default bound, within it", -0.1, nil, false, 0.15, true},
+		{"default bound above the hull: no warning", 0.05, nil, false, 0.15, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := Outcome{Valid: true, EAboveHull: f(tc.e), EAboveHullCalibrated: tc.cal,
+				Properties: map[string]messages.PropertyValue{"band_gap": {Value: 4, Source: "cgcnn", Uncertainty: 0.388}}}
+			ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "NaCl"}, &out)
+			if ev.HullOutlier != tc.outlier || ev.HullOutlierBound != tc.bound {
+				t.Errorf("outlier %v bound %v, want %v %v", ev.HullOutlier, ev.HullOutlierBound, tc.outlier, tc.bound)
+			}
+			if ev.HullOutlier && ev.Stable {
+				t.Error("a hull outlier counted stable")
+			}
+			warned := false
+			for _, w := range ev.Warnings {
+				warned = warned || w.Code == ReasonUncalibratedHullBound
+			}
+			if warned != tc.uncalWarns {
+				t.Errorf("uncalibrated-bound warning %v, want %v (%+v)", warned, tc.uncalWarns, ev.Warnings)
+			}
+		})
+	}
+}
+
+// TestScoreLogCalibrated: a value calibrated in log10 (an own surrogate's)
+// meets a constraint by k calibrated errors in decades: a conductivity of
+// 500 S/cm known to a factor of 8.3 (0.919 decades) is 1 decade inside
+// 50–5,000 S/cm, and 100 S/cm only 0.3.
+func TestScoreLogCalibrated(t *testing.T) {
+	sp := spec(t, task.Task{Name: "t", Constraints: []task.Constraint{task.Between("conductivity", 50, 5000)}})
+	for _, tc := range []struct {
+		v        float64
+		feasible bool
+	}{{500, true}, {100, false}, {3000, false}} {
+		scale := math.Ln10 * tc.v
+		pv := messages.PropertyValue{Value: tc.v, Source: "surrogate", Uncertainty: scale * 0.919,
+			Calibrated: &messages.Calibrated{Tier: "screen", Q68: scale * 0.919, Q95: scale * 2.35, Log10Q68: 0.919}}
+		out := Outcome{Valid: true, Properties: map[string]messages.PropertyValue{"conductivity": pv}, EAboveHull: f(0)}
+		ev := Score(sp, &messages.Candidate{ID: "c-g0-c0", Campaign: "c", Formula: "ZnO"}, &out)
+		if ev.Feasible != tc.feasible {
+			t.Errorf("conductivity %v: feasible %v, want %v (%+v)", tc.v, ev.Feasible, tc.feasible, ev.Reasons)
+		}
 	}
 }
 

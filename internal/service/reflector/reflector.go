@@ -320,6 +320,16 @@ func (s *Service) endEpisode(ctx context.Context, spec *messages.CampaignSpec, e
 	}
 	sort.Slice(in.Compositions, func(i, j int) bool { return in.Compositions[i].Formula < in.Compositions[j].Formula })
 	in.Existing = exps
+	if spec.Reflector.Mode == messages.ReflectorLLM {
+		log, err := s.store.EvaluationLog(ctx, spec.ID, episode)
+		if err != nil {
+			return err
+		}
+		for _, e := range log {
+			in.Log = append(in.Log, reflection.Query{Index: e.Index, Formula: e.Formula, EAboveHull: e.EAboveHull,
+				Valid: e.Valid, Hit: e.Hit, Stable: e.Stable, Known: e.Known, Novel: e.Novel})
+		}
+	}
 	if episode > 0 {
 		if prev, err := s.store.EpisodeStats(ctx, spec.ID, episode-1); err != nil {
 			return err
