@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/internal/store"
 )
 
@@ -83,7 +83,7 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 				if err != nil || asJSON {
 					return jsonOr(w, sum, err)
 				}
-				local.PrintSummary(w, sum)
+				results.PrintSummary(w, sum)
 				return nil
 			case "pause":
 				r, err = cl.Pause(tctx, id)
