@@ -226,4 +226,3 @@ for exact sources) and the source (cgcnn, reference, structure, hull).
 	f.BoolVar(&symmetrize, "symmetrize", false, "with --format cif: each structure in the standard setting of its space group")
 	return cmd
 }
-
