@@ -30,7 +30,8 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	@for b in $(BINARIES); do $(GO) build -trimpath -o $(BIN)/$$b ./cmd/$$b || exit 1; done
+	@echo "building $(BINARIES) (a first build fetches the modules and takes a few minutes)"
+	@for b in $(BINARIES); do echo "  $$b"; $(GO) build -trimpath -o $(BIN)/$$b ./cmd/$$b || exit 1; done
 	@echo "built $(BINARIES) into $(BIN)/"
 
 # The web console (internal/console/web, built by vite into
@@ -58,7 +59,7 @@ data: build
 	fi
 
 demo: build data
-	$(BIN)/crucible local --task "$(DEMO_TASK)" --budget $(DEMO_BUDGET) --out $(DEMO_OUT) --seed 1
+	$(BIN)/crucible local --task "$(DEMO_TASK)" --budget $(DEMO_BUDGET) --out $(DEMO_OUT) --force --seed 1
 
 bench: build
 	$(BIN)/crucible bench hull

@@ -198,7 +198,7 @@ func TestSecureInstallation(t *testing.T) {
 		"reflector": {"pub crucible.candidates.x", "pub crucible.discoveries.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator"},
 		"judge":     {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.STREAM.PURGE.DISCOVERIES"},
 		"client": {"pub crucible.evaluations.x", "pub crucible.candidates.x", "pub $JS.API.CONSUMER.MSG.NEXT.CANDIDATES.evaluator",
-			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "sub crucible.>",
+			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "pub $JS.API.STREAM.PURGE.EVALUATIONS", "sub crucible.>",
 			// Replies to the services (the structures they pull) are on
 			// their own inbox prefixes.
 			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.>", "sub _INBOX_reflector.>", "sub >"},

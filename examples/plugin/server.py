@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference plug-in model server for Crucible (pkg/plugin's contract).
+"""Reference plug-in model server for Crucible (pkg/modelserver's contract).
 
 It answers NATS requests on one subject with the electronic dielectric
 constant eps_inf = n^2 of each structure, predicted by k-nearest neighbours

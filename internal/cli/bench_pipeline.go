@@ -3,8 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,7 +33,7 @@ func newBenchPipelineCmd() *cobra.Command {
 					return err
 				}
 			}
-			if o.Replicas, err = parseInts(replicas); err != nil {
+			if o.Replicas, err = pipeline.ParseCounts(replicas); err != nil {
 				return &exitError{code: 2, err: fmt.Errorf("--replicas: %w", err)}
 			}
 			if o.Rounds < 1 {
@@ -69,17 +67,4 @@ func newBenchPipelineCmd() *cobra.Command {
 	f.IntVar(&o.ProposerConcurrency, "proposer-concurrency", 8, "generation requests the proposer handles at once")
 	f.IntVar(&o.Rounds, "rounds", 5, "rounds of (b) then (a); the report gives the round with the median ratio, and every round")
 	return cmd
-}
-
-// parseInts reads a comma-separated list of positive integers.
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -3,16 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/store"
 )
 
@@ -67,24 +63,9 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 			var r store.ControlResult
 			switch verb {
 			case "list":
-				infos, err := cl.List(ctx, states...)
-				if err != nil || asJSON {
-					return jsonOr(w, infos, err)
-				}
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES\tCREATED")
-				for _, c := range infos {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", c.ID, c.Task, c.State, c.Counters.Evaluated, c.Budget,
-						c.Counters.Hits, c.Counters.StableHits, c.Counters.Discoveries, c.Created.Format("2006-01-02 15:04"))
-				}
-				return tw.Flush()
+				return cl.WriteCampaigns(ctx, w, asJSON, states...)
 			case "show":
-				sum, err := cl.Show(ctx, id)
-				if err != nil || asJSON {
-					return jsonOr(w, sum, err)
-				}
-				local.PrintSummary(w, sum)
-				return nil
+				return cl.WriteSummary(ctx, w, id, asJSON)
 			case "pause":
 				r, err = cl.Pause(tctx, id)
 			case "resume":
@@ -132,14 +113,6 @@ func controlNote(verb string, r store.ControlResult, budget int) string {
 		return ", budget " + strconv.Itoa(budget)
 	}
 	return ""
-}
-
-// jsonOr writes v as JSON, unless err.
-func jsonOr(w io.Writer, v any, err error) error {
-	if err != nil {
-		return err
-	}
-	return json.NewEncoder(w).Encode(v)
 }
 
 // confirm asks a yes/no question on the command's input.

@@ -5,19 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/results"
-	"github.com/crucible-sci/crucible/internal/service/control"
-	"github.com/crucible-sci/crucible/internal/store"
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -54,32 +47,28 @@ campaign's budget.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			pctx, cancel := context.WithTimeout(ctx, conn.timeout)
-			defer cancel()
-			if err := cl.Submit(pctx, spec); err != nil && !(resume && errors.Is(err, client.ErrExists)) {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
-			if !wait {
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				pctx, cancel := context.WithTimeout(cmd.Context(), conn.timeout)
+				defer cancel()
+				if err := cl.Submit(pctx, spec); err != nil && !(resume && errors.Is(err, client.ErrExists)) {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), spec.ID)
+				if !wait {
+					return nil
+				}
+				st, err := cl.WaitDone(cmd.Context(), spec.ID)
+				if err != nil {
+					return err
+				}
+				if st.State == messages.StateRejected {
+					return &exitError{code: 1, err: fmt.Errorf("campaign %s rejected: %s", spec.ID, st.Message)}
+				}
+				if st.Summary != nil {
+					results.PrintSummary(cmd.OutOrStdout(), st.Summary)
+				}
 				return nil
-			}
-			st, err := cl.WaitDone(ctx, spec.ID)
-			if err != nil {
-				return err
-			}
-			if st.State == messages.StateRejected {
-				return &exitError{code: 1, err: fmt.Errorf("campaign %s rejected: %s", spec.ID, st.Message)}
-			}
-			if st.Summary != nil {
-				local.PrintSummary(cmd.OutOrStdout(), st.Summary)
-			}
-			return nil
+			})
 		},
 	}
 	cf.bind(cmd)
@@ -112,58 +101,9 @@ their reasons, --status the campaigns' status events. Stop with Ctrl-C.`,
 					return &exitError{code: 2, err: err}
 				}
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			w := cmd.OutOrStdout()
-			errc := make(chan error, 3)
-			follow := func(stream, prefix string, print func([]byte) error) {
-				go func() {
-					errc <- cl.FollowFrom(ctx, stream, messages.Subject(prefix, campaign), newOnly, func(_ string, data []byte) (bool, error) {
-						return false, print(data)
-					})
-				}()
-			}
-			printVerdict := func(data []byte) error {
-				var v messages.Verdict
-				if err := messages.Decode(data, &v); err != nil {
-					return nil
-				}
-				if asJSON {
-					return json.NewEncoder(w).Encode(&v)
-				}
-				_, err := fmt.Fprintln(w, results.VerdictLine(&v))
-				return err
-			}
-			n := 1
-			follow(messages.StreamDiscoveries, messages.SubjectDiscoveries, printVerdict)
-			if verdicts {
-				n++
-				follow(messages.StreamDiscoveries, messages.SubjectVerdicts, printVerdict)
-			}
-			if statuses {
-				n++
-				follow(messages.StreamCampaigns, messages.SubjectStatus, func(data []byte) error {
-					var s messages.Status
-					if err := messages.Decode(data, &s); err != nil {
-						return nil
-					}
-					if asJSON {
-						return json.NewEncoder(w).Encode(&s)
-					}
-					_, err := fmt.Fprintf(w, "%s  %-10s status %s %s\n", s.At.Format(time.RFC3339), s.Campaign, s.State, s.Message)
-					return err
-				})
-			}
-			for i := 0; i < n; i++ {
-				if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
-					return err
-				}
-			}
-			return nil
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				return cl.Watch(cmd.Context(), cmd.OutOrStdout(), campaign, client.WatchOptions{Verdicts: verdicts, Status: statuses, New: newOnly, JSON: asJSON})
+			})
 		},
 	}
 	conn.bind(cmd)
@@ -195,55 +135,15 @@ func newStatusCmd() *cobra.Command {
 					}
 					return err
 				}
-				local.PrintSummary(cmd.OutOrStdout(), res.Summary)
+				results.PrintSummary(cmd.OutOrStdout(), res.Summary)
 				return nil
 			}
-			ctx := cmd.Context()
-			cl, closeFn, err := conn.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			w := cmd.OutOrStdout()
-			ctl := &control.Control{Bus: cl.Bus, Store: cl.Store, Log: zap.NewNop()}
-			if len(args) == 1 {
-				spec, err := cl.Store.Spec(ctx, args[0])
-				if err != nil {
-					return err
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				if len(args) == 1 {
+					return cl.WriteSummary(cmd.Context(), cmd.OutOrStdout(), args[0], asJSON)
 				}
-				sum, _, err := ctl.Summary(ctx, spec)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return json.NewEncoder(w).Encode(sum)
-				}
-				local.PrintSummary(w, sum)
-				return nil
-			}
-			ids, err := cl.Store.Campaigns(ctx)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			if !asJSON {
-				fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES")
-			}
-			for _, id := range ids {
-				spec, st, err := cl.Campaign(ctx, id)
-				if err != nil || len(states) > 0 && !slices.Contains(states, st.Status) {
-					continue
-				}
-				if asJSON {
-					if err := json.NewEncoder(w).Encode(map[string]any{"campaign": id, "task": spec.Task.Name, "state": st.Status, "budget": spec.Budget, "counters": st.Counters}); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\n", id, spec.Task.Name, st.Status, st.Counters.Evaluated, spec.Budget,
-					st.Counters.Hits, st.Counters.StableHits, st.Counters.Discoveries)
-			}
-			return tw.Flush()
+				return cl.WriteCampaigns(cmd.Context(), cmd.OutOrStdout(), asJSON, states...)
+			})
 		},
 	}
 	conn.bind(cmd)
@@ -294,44 +194,27 @@ for exact sources) and the source (cgcnn, reference, structure, hull).
 					return &exitError{code: 2, err: err}
 				}
 			}
-			var structFormat crystal.Format
-			if format != "jsonl" && format != "csv" {
-				f, err := resultsStructureFormat(format, out)
-				if err != nil {
-					return &exitError{code: 2, err: err}
-				}
-				structFormat = f
+			if _, err := results.StructureFormat(format, out); err != nil {
+				return &exitError{code: 2, err: err}
 			}
-			if symmetrize && structFormat != crystal.FormatCIF {
+			if symmetrize && format != "cif" {
 				return &exitError{code: 2, err: errors.New("--symmetrize writes CIF: use it with --format cif")}
 			}
-			evs, accepted, err := resultsOf(cmd, &conn, campaign, from != "")
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			switch format {
-			case "jsonl":
-				enc := json.NewEncoder(w)
-				for _, ev := range evs {
-					if err := enc.Encode(ev); err != nil {
-						return err
-					}
+			o := client.ExportOptions{Format: format, Dir: out, All: all, Symmetrize: symmetrize}
+			if from != "" {
+				res, err := local.Read(from)
+				if err != nil {
+					return err
 				}
-				return nil
-			case "csv":
-				return results.WriteCSV(w, evs)
-			}
-			structs := evs
-			if !all {
-				structs = nil
-				for _, ev := range evs {
-					if accepted[ev.ID] {
-						structs = append(structs, ev)
-					}
+				accepted := map[string]bool{}
+				for _, d := range res.Discoveries {
+					accepted[d.ID] = true
 				}
+				return client.WriteEvaluations(cmd.OutOrStdout(), res.Evaluations, accepted, o)
 			}
-			return results.WriteStructures(w, out, structFormat, structs, symmetrize)
+			return conn.do(cmd.Context(), func(cl *client.Client) error {
+				return cl.Export(cmd.Context(), cmd.OutOrStdout(), campaign, o)
+			})
 		},
 	}
 	conn.bind(cmd)
@@ -342,36 +225,4 @@ for exact sources) and the source (cgcnn, reference, structure, hull).
 	f.StringVar(&from, "from", "", "read a crucible local run's folder instead of the installation")
 	f.BoolVar(&symmetrize, "symmetrize", false, "with --format cif: each structure in the standard setting of its space group")
 	return cmd
-}
-
-// resultsOf returns a campaign's evaluations and the ids of its
-// discoveries, from the installation or, with fromDir, from a local
-// run's folder.
-func resultsOf(cmd *cobra.Command, conn *connection, campaign string, fromDir bool) ([]*messages.Evaluation, map[string]bool, error) {
-	if fromDir {
-		res, err := local.Read(campaign)
-		if err != nil {
-			return nil, nil, err
-		}
-		accepted := map[string]bool{}
-		for _, d := range res.Discoveries {
-			accepted[d.ID] = true
-		}
-		return res.Evaluations, accepted, nil
-	}
-	ctx := cmd.Context()
-	cl, closeFn, err := conn.open(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer closeFn()
-	if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
-		return nil, nil, fmt.Errorf("no campaign %s", campaign)
-	}
-	evs, err := cl.Evaluations(ctx, campaign)
-	if err != nil {
-		return nil, nil, err
-	}
-	accepted, err := cl.Discovered(ctx, campaign)
-	return evs, accepted, err
 }

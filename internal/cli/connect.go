@@ -60,3 +60,13 @@ func (c *connection) open(ctx context.Context) (*client.Client, func(), error) {
 	}
 	return &client.Client{Bus: b, Store: s, Provided: provided}, func() { b.Close(); _ = s.Close() }, nil
 }
+
+// do connects a client, calls fn with it and closes it.
+func (c *connection) do(ctx context.Context, fn func(*client.Client) error) error {
+	cl, closeFn, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	return fn(cl)
+}

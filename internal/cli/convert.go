@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -73,7 +71,7 @@ Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
   cat frame.xyz | crucible convert - --to poscar`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			target, opt, err := convertOptions(to, from, out, species)
+			target, opt, err := crystal.ParseConversion(to, from, out, species)
 			if err == nil && symmetrize && target != crystal.FormatCIF {
 				err = fmt.Errorf("--symmetrize writes a CIF, not %s", target)
 			}
@@ -117,37 +115,4 @@ Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
 	f.Float64Var(&symprec, "symprec", spacegroup.DefaultSymPrec, "position tolerance of the space-group search for --symmetrize, Å")
 	f.StringVar(&species, "species", "", "elements of a VASP 4 POSCAR's count groups, in order (\"Fe,O\")")
 	return cmd
-}
-
-// convertOptions checks convert's flags: the output format (from --to, or
-// --out's name), the input format and the species.
-func convertOptions(to, from, out, species string) (crystal.Format, crystal.ReadOptions, error) {
-	var opt crystal.ReadOptions
-	var target crystal.Format
-	var err error
-	switch {
-	case to != "":
-		if target, err = crystal.ParseWriteFormat(to); err != nil {
-			return 0, opt, fmt.Errorf("--to: %w", err)
-		}
-	case out != "" && out != "-" && crystal.FormatOfFileName(out) != crystal.FormatUnknown:
-		target = crystal.FormatOfFileName(out)
-	default:
-		return 0, opt, errors.New("--to is required (cif, poscar, json or xyz) unless --out names a .cif, .vasp, POSCAR, .json or .xyz file")
-	}
-	if from != "" {
-		if opt.Format, err = crystal.ParseFormat(from); err != nil {
-			return 0, opt, fmt.Errorf("--from: %w", err)
-		}
-	}
-	if species != "" {
-		for _, sym := range strings.FieldsFunc(species, func(r rune) bool { return r == ',' || r == ' ' }) {
-			e, err := crystal.ElementBySymbol(sym)
-			if err != nil {
-				return 0, opt, fmt.Errorf("--species: %w", err)
-			}
-			opt.Species = append(opt.Species, e)
-		}
-	}
-	return target, opt, nil
 }

@@ -13,19 +13,6 @@ import (
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
-// runCmd runs the CLI with args and stdin, and returns its standard output.
-func runCmd(t *testing.T, stdin string, args ...string) (string, error) {
-	t.Helper()
-	root := NewRoot()
-	var out, errOut bytes.Buffer
-	root.SetIn(strings.NewReader(stdin))
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 // requireSameCrystal checks got against want: lattice parameters and, site
 // for site of the same element, fractional coordinates modulo 1 within tol.
 func requireSameCrystal(t *testing.T, got, want *crystal.Structure, tol float64) {
@@ -78,7 +65,7 @@ func TestConvertEveryFormat(t *testing.T) {
 	for name := range inputs {
 		for _, to := range []string{"cif", "poscar", "json", "xyz"} {
 			t.Run(name+"->"+to, func(t *testing.T) {
-				out, err := runCmd(t, "", "convert", filepath.Join(dir, name), "--to", to)
+				out, _, err := runCLI(t, "", "convert", filepath.Join(dir, name), "--to", to)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +91,7 @@ func TestConvertOutFromAndSpecies(t *testing.T) {
 	f := newFixtureFiles(t)
 	f.cif("NaCl.cif", want)
 	out := filepath.Join(f.dir, "NaCl.vasp")
-	if stdout, err := runCmd(t, "", "convert", f.paths["NaCl.cif"], "--out", out); err != nil || stdout != "" {
+	if stdout, _, err := runCLI(t, "", "convert", f.paths["NaCl.cif"], "--out", out); err != nil || stdout != "" {
 		t.Fatalf("convert --out: %q, %v", stdout, err)
 	}
 	data, err := os.ReadFile(out)
@@ -121,17 +108,17 @@ func TestConvertOutFromAndSpecies(t *testing.T) {
 	requireSameCrystal(t, s, want, 1e-8)
 
 	// Standard input, recognised from its content.
-	stdout, err := runCmd(t, string(data), "convert", "-", "--to", "xyz")
+	stdout, _, err := runCLI(t, string(data), "convert", "-", "--to", "xyz")
 	if err != nil || !strings.HasPrefix(stdout, "2\nLattice=") {
 		t.Fatalf("convert - --to xyz: %q, %v", stdout, err)
 	}
 
 	// A POSCAR under a name that says CIF, read with --from.
 	f.write("mislabelled.cif", data)
-	if _, err := runCmd(t, "", "convert", f.paths["mislabelled.cif"], "--to", "json"); !errors.Is(err, crystal.ErrBadCIF) {
+	if _, _, err := runCLI(t, "", "convert", f.paths["mislabelled.cif"], "--to", "json"); !errors.Is(err, crystal.ErrBadCIF) {
 		t.Errorf("POSCAR named .cif: %v, want ErrBadCIF", err)
 	}
-	if _, err := runCmd(t, "", "convert", f.paths["mislabelled.cif"], "--from", "poscar", "--to", "json"); err != nil {
+	if _, _, err := runCLI(t, "", "convert", f.paths["mislabelled.cif"], "--from", "poscar", "--to", "json"); err != nil {
 		t.Errorf("--from poscar: %v", err)
 	}
 
@@ -139,10 +126,10 @@ func TestConvertOutFromAndSpecies(t *testing.T) {
 	vasp4 := "wurtzite\n1.0\n3.2495 0 0\n-1.62475 2.8141495495975333 0\n0 0 5.2069\n2 2\nDirect\n" +
 		"0.3333333333 0.6666666667 0\n0.6666666667 0.3333333333 0.5\n0.3333333333 0.6666666667 0.3825\n0.6666666667 0.3333333333 0.8825\n"
 	f.write("POSCAR", []byte(vasp4))
-	if _, err := runCmd(t, "", "convert", f.paths["POSCAR"], "--to", "cif"); !errors.Is(err, crystal.ErrNoSpecies) {
+	if _, _, err := runCLI(t, "", "convert", f.paths["POSCAR"], "--to", "cif"); !errors.Is(err, crystal.ErrNoSpecies) {
 		t.Errorf("VASP 4 without --species: %v, want ErrNoSpecies", err)
 	}
-	stdout, err = runCmd(t, "", "convert", f.paths["POSCAR"], "--species", "Zn,O", "--to", "poscar")
+	stdout, _, err = runCLI(t, "", "convert", f.paths["POSCAR"], "--species", "Zn,O", "--to", "poscar")
 	if err != nil || !strings.Contains(stdout, "\nZn O\n2 2\n") {
 		t.Errorf("VASP 4 with --species: %q, %v", stdout, err)
 	}
@@ -172,7 +159,7 @@ func TestConvertErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := runCmd(t, "", append([]string{"convert"}, tc.args...)...)
+			out, _, err := runCLI(t, "", append([]string{"convert"}, tc.args...)...)
 			if err == nil {
 				t.Fatalf("no error; output %q", out)
 			}
@@ -200,7 +187,7 @@ func TestConvertErrors(t *testing.T) {
 
 // The help names every format and how it is recognised.
 func TestConvertHelp(t *testing.T) {
-	out, err := runCmd(t, "", "convert", "--help")
+	out, _, err := runCLI(t, "", "convert", "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +211,7 @@ func TestConvertSymmetrize(t *testing.T) {
 	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCmd(t, "", "convert", in, "--to", "cif", "--symmetrize")
+	out, _, err := runCLI(t, "", "convert", in, "--to", "cif", "--symmetrize")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +228,7 @@ func TestConvertSymmetrize(t *testing.T) {
 		t.Errorf("read back %d sites of %s, want the 8 of the conventional cell", s.NumSites(), s.Composition().ReducedFormula())
 	}
 	for _, bad := range [][]string{{"--to", "poscar", "--symmetrize"}, {"--to", "cif", "--symmetrize", "--symprec", "0"}} {
-		_, err := runCmd(t, "", append([]string{"convert", in}, bad...)...)
+		_, _, err := runCLI(t, "", append([]string{"convert", in}, bad...)...)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != 2 {
 			t.Errorf("%v: %v, want a usage error", bad, err)

@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/datadir"
+	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 func init() { register(newDataCmd) }
@@ -79,7 +79,7 @@ others are still fetched; the exit status is then 1.`,
 			case errors.Is(err, context.Canceled):
 				return &exitError{code: 1, err: errors.New("data pull interrupted: run it again to resume")}
 			case err != nil:
-				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(flattenErrors(err)))}
+				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(task.Errors(err)))}
 			}
 			return nil
 		},
@@ -105,7 +105,7 @@ fixes both).`,
 				return err
 			}
 			statuses := datadir.Check(d)
-			if err := writeDataCheck(cmd.OutOrStdout(), d, statuses); err != nil {
+			if err := datadir.WriteCheck(cmd.OutOrStdout(), d, statuses); err != nil {
 				return err
 			}
 			if p := datadir.Problems(statuses); len(p) > 0 {
@@ -114,32 +114,6 @@ fixes both).`,
 			return nil
 		},
 	}
-}
-
-func writeDataCheck(w io.Writer, dir string, statuses []datadir.Status) error {
-	fmt.Fprintf(w, "data directory %s\n", dir)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE\tFILE\tSIZE\tNEEDED")
-	for _, s := range statuses {
-		need := "optional"
-		if s.File.Required {
-			need = "required"
-		}
-		size := "-"
-		if s.State != datadir.Missing {
-			size = fmt.Sprint(s.Size)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.State, s.File.Path, size, need)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, s := range statuses {
-		if s.Err != nil {
-			fmt.Fprintf(w, "%s: %v\n", s.File.Path, s.Err)
-		}
-	}
-	return nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

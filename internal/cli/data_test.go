@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -13,17 +12,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 )
-
-func execCLI(t *testing.T, args ...string) (stdout string, err error) {
-	t.Helper()
-	root := NewRoot()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err = root.Execute()
-	return out.String(), err
-}
 
 func exitStatusOf(err error) int {
 	var ee *exitError
@@ -38,7 +26,7 @@ func exitStatusOf(err error) int {
 
 func TestDataCheck(t *testing.T) {
 	src := testbed.DataDir(t)
-	out, err := execCLI(t, "data", "check", "--dir", src)
+	out, _, err := runCLI(t, "", "data", "check", "--dir", src)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -47,7 +35,7 @@ func TestDataCheck(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	out, err = execCLI(t, "data", "check", "--dir", empty)
+	out, _, err = runCLI(t, "", "data", "check", "--dir", empty)
 	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "crucible data pull") {
 		t.Errorf("empty directory: error %v, want exit 1 naming data pull", err)
 	}
@@ -78,7 +66,7 @@ func TestDataPull(t *testing.T) {
 
 	// The mirror from the environment; one file arrives corrupted.
 	t.Setenv(datadir.EnvMirror, ts.URL)
-	out, err := execCLI(t, "data", "pull", "--dir", dst)
+	out, _, err := runCLI(t, "", "data", "pull", "--dir", dst)
 	if exitStatusOf(err) != 1 {
 		t.Fatalf("pull with a corrupted file: %v\n%s", err, out)
 	}
@@ -88,7 +76,7 @@ func TestDataPull(t *testing.T) {
 	if n := strings.Count(out, "fetched  "); n != len(datadir.Files())-1 {
 		t.Errorf("%d files fetched, want %d:\n%s", n, len(datadir.Files())-1, out)
 	}
-	out, err = execCLI(t, "data", "check", "--dir", dst)
+	out, _, err = runCLI(t, "", "data", "check", "--dir", dst)
 	if exitStatusOf(err) != 1 || !strings.Contains(out, "missing  models/cgcnn/poisson-ratio.pth.tar") {
 		t.Errorf("check after a failed file: %v\n%s", err, out)
 	}
@@ -96,14 +84,14 @@ func TestDataPull(t *testing.T) {
 	// A good mirror given by flag: only the missing file is fetched.
 	good := httptest.NewServer(files)
 	defer good.Close()
-	out, err = execCLI(t, "data", "pull", "--dir", dst, "--mirror", good.URL)
+	out, _, err = runCLI(t, "", "data", "pull", "--dir", dst, "--mirror", good.URL)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if strings.Count(out, "fetched  ") != 1 || strings.Count(out, "present  ") != len(datadir.Files())-1 {
 		t.Errorf("second pull should fetch one file and skip the rest:\n%s", out)
 	}
-	if out, err := execCLI(t, "data", "check", "--dir", dst); err != nil {
+	if out, _, err := runCLI(t, "", "data", "check", "--dir", dst); err != nil {
 		t.Errorf("check after the pull: %v\n%s", err, out)
 	}
 }

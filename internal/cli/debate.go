@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/results"
-	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/debate"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -58,21 +58,12 @@ debate and, in llm mode, its exchanges with the models) as JSON.`,
 				if err := messages.ValidateCampaignID(args[0]); err != nil {
 					return &exitError{code: 2, err: err}
 				}
-				ctx := cmd.Context()
-				cl, closeFn, err := conn.open(ctx)
+				err := conn.do(cmd.Context(), func(cl *client.Client) (err error) {
+					tr, err = cl.Transcript(cmd.Context(), args[0], args[1])
+					return err
+				})
 				if err != nil {
 					return err
-				}
-				defer closeFn()
-				doc, err := cl.Store.Transcript(ctx, args[0], args[1])
-				if errors.Is(err, store.ErrNoTranscript) {
-					return fmt.Errorf("%w (a hit judged by the rule checks has none)", err)
-				}
-				if err != nil {
-					return err
-				}
-				if err := json.Unmarshal(doc, tr); err != nil {
-					return fmt.Errorf("transcript of %s: %w", args[1], err)
 				}
 			default:
 				return &exitError{code: 2, err: errors.New("give CAMPAIGN CANDIDATE, or --from DIR with a crucible local result")}

@@ -175,33 +175,9 @@ func workerCount(n int) int {
 // otherwise (a failure to standard error), and returns exit status 1 when
 // some failed.
 func writeResults(cmd *cobra.Command, name string, asJSON bool, res []energy.FileResult, record func(i int) any, text func(energy.FileResult) string) error {
-	failed := 0
-	for i, r := range res {
-		var err error
-		switch {
-		case asJSON:
-			err = writeJSONLine(cmd.OutOrStdout(), record(i))
-		case r.Err != nil:
-			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", r.File, r.Err)
-		default:
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), text(r))
-		}
-		if err != nil {
-			return err
-		}
-		if r.Err != nil {
-			failed++
-		}
+	failed, err := energy.WriteResults(cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON, res, record, text)
+	if err == nil && failed > 0 {
+		err = &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, len(res))}
 	}
-	if failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%s: %d of %d files failed", name, failed, len(res))}
-	}
-	return nil
-}
-
-func optText(v *float64, unit string) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.4f %s", *v, unit)
+	return err
 }

@@ -53,7 +53,7 @@ func energyFixtures(t *testing.T) (map[string]string, []string) {
 func TestEnergyJSON(t *testing.T) {
 	data := testbed.DataDir(t)
 	_, files := energyFixtures(t)
-	out, err := execCLI(t, append([]string{"energy", "--json", "--data", data}, files...)...)
+	out, _, err := runCLI(t, "", append([]string{"energy", "--json", "--data", data}, files...)...)
 	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "2 of 6 files failed") {
 		t.Fatalf("error %v, want exit 1 for two failures\n%s", err, out)
 	}
@@ -106,7 +106,7 @@ func TestRelaxJSONAndOut(t *testing.T) {
 	_, files := energyFixtures(t)
 	outDir := filepath.Join(t.TempDir(), "relaxed")
 	files = []string{files[0], files[1], files[3]} // NaCl.cif, notes.txt, GaN.json
-	out, err := execCLI(t, append([]string{"relax", "--json", "--out", outDir, "--data", data}, files...)...)
+	out, _, err := runCLI(t, "", append([]string{"relax", "--json", "--out", outDir, "--data", data}, files...)...)
 	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "1 of 3 files failed") {
 		t.Fatalf("error %v, want exit 1 for one failure\n%s", err, out)
 	}
@@ -166,7 +166,7 @@ func TestRelaxJSONAndOut(t *testing.T) {
 }
 
 func TestRelaxFlags(t *testing.T) {
-	if _, err := execCLI(t, "relax", "--fmax", "0", "x.cif"); exitStatusOf(err) != 2 {
+	if _, _, err := runCLI(t, "", "relax", "--fmax", "0", "x.cif"); exitStatusOf(err) != 2 {
 		t.Errorf("--fmax 0: %v, want exit 2", err)
 	}
 }
@@ -192,7 +192,7 @@ func TestPredictRelax(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.pymatgenJSON("huge.json", huge)
-	out, err := execCLI(t, "predict", "--json", "--hull", "--relax", "--data", data, f.paths["big.cif"], f.paths["notes.txt"], f.paths["huge.json"])
+	out, _, err := runCLI(t, "", "predict", "--json", "--hull", "--relax", "--data", data, f.paths["big.cif"], f.paths["notes.txt"], f.paths["huge.json"])
 	if exitStatusOf(err) != 1 {
 		t.Fatalf("error %v, want exit 1 for the unreadable file\n%s", err, out)
 	}
@@ -244,26 +244,21 @@ func TestEnergyRelaxText(t *testing.T) {
 		{[]string{"energy"}, []string{"NaCl  energy=-", "eV/atom  max_force=", "GPa"}},
 		{[]string{"relax", "--steps", "3"}, []string{"NaCl  converged=false steps=3", "formation_energy_per_atom=-", "e_above_hull=", "abc=", "volume="}},
 	} {
-		root := NewRoot()
-		var out, errOut strings.Builder
-		root.SetOut(&out)
-		root.SetErr(&errOut)
-		root.SetArgs(append(c.args, "--data", data, f["NaCl.cif"], f["notes.txt"]))
-		err := root.Execute()
+		out, errOut, err := runCLI(t, "", append(c.args, "--data", data, f["NaCl.cif"], f["notes.txt"])...)
 		if exitStatusOf(err) != 1 {
 			t.Errorf("%v: %v, want exit 1", c.args, err)
 		}
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if len(lines) != 1 {
-			t.Errorf("%v: %d lines:\n%s", c.args, len(lines), out.String())
+			t.Errorf("%v: %d lines:\n%s", c.args, len(lines), out)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(lines[0], w) {
 				t.Errorf("%v: %q lacks %q", c.args, lines[0], w)
 			}
 		}
-		if !strings.Contains(errOut.String(), f["notes.txt"]+": ") {
-			t.Errorf("%v: stderr %q", c.args, errOut.String())
+		if !strings.Contains(errOut, f["notes.txt"]+": ") {
+			t.Errorf("%v: stderr %q", c.args, errOut)
 		}
 	}
 }

@@ -1,12 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"strconv"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/hull"
@@ -51,10 +45,7 @@ query-2, … in file order.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeHullJSON(cmd.OutOrStdout(), rows)
-			}
-			return writeHullTable(cmd.OutOrStdout(), rows)
+			return hull.WriteRows(cmd.OutOrStdout(), rows, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&entriesPath, "entries", "", "CSV of id,formula,e_form_per_atom (required)")
@@ -62,27 +53,4 @@ query-2, … in file order.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
 	_ = cmd.MarkFlagRequired("entries")
 	return cmd
-}
-
-func writeHullJSON(w io.Writer, rows []hull.Row) error {
-	enc := json.NewEncoder(w)
-	for _, r := range rows {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeHullTable(w io.Writer, rows []hull.Row) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "id\tformula\te_above_hull\thull_energy_per_atom\tstable\tdecomposition")
-	for _, r := range rows {
-		stable := "-"
-		if r.Stable != nil {
-			stable = strconv.FormatBool(*r.Stable)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.6f\t%s\t%s\n", r.ID, r.Formula, r.EAboveHull, r.HullEnergy, stable, r.Decomposition)
-	}
-	return tw.Flush()
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,19 +9,8 @@ import (
 	"testing"
 )
 
-func runCrucible(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := NewRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 func TestHullJSON(t *testing.T) {
-	out, err := runCrucible(t, "hull", "--entries", "testdata/hull/entries.csv",
+	out, _, err := runCLI(t, "", "hull", "--entries", "testdata/hull/entries.csv",
 		"--query", "testdata/hull/queries.csv", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +78,7 @@ func TestHullJSON(t *testing.T) {
 }
 
 func TestHullTable(t *testing.T) {
-	out, err := runCrucible(t, "hull", "--entries", "testdata/hull/entries.csv", "--query", "testdata/hull/queries.csv")
+	out, _, err := runCLI(t, "", "hull", "--entries", "testdata/hull/entries.csv", "--query", "testdata/hull/queries.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +128,7 @@ func TestHullBadInput(t *testing.T) {
 				file = write("queries.csv", tt.queries)
 				args = append(args, "--query", file)
 			}
-			_, err := runCrucible(t, args...)
+			_, _, err := runCLI(t, "", args...)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -149,10 +137,10 @@ func TestHullBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := runCrucible(t, "hull"); err == nil || !strings.Contains(err.Error(), "entries") {
+	if _, _, err := runCLI(t, "", "hull"); err == nil || !strings.Contains(err.Error(), "entries") {
 		t.Errorf("no --entries: %v", err)
 	}
-	if _, err := runCrucible(t, "hull", "--entries", filepath.Join(dir, "absent.csv")); err == nil {
+	if _, _, err := runCLI(t, "", "hull", "--entries", filepath.Join(dir, "absent.csv")); err == nil {
 		t.Error("absent file: no error")
 	}
 }

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"sync/atomic"
-
-	"github.com/nats-io/nats.go"
-
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +18,7 @@ import (
 	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/results"
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -187,15 +185,6 @@ fewer collections for a larger peak heap.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			if llmClient != nil {
-				// Refuse to start against an endpoint that cannot serve the
-				// model, with the reason, rather than spend the campaign on it.
-				for _, m := range local.LLMModels(spec) {
-					if err := llmClient.Check(cmd.Context(), m); err != nil {
-						return &exitError{code: 1, err: fmt.Errorf("the LLM endpoint cannot serve model %q: %w", m, err)}
-					}
-				}
-			}
 			if data == "" {
 				if data, err = datadir.Find(); err != nil {
 					return err
@@ -214,10 +203,7 @@ fewer collections for a larger peak heap.`,
 			}
 			log := zap.NewNop()
 			if verbose || logLevel != "" {
-				if logLevel == "" {
-					logLevel = "info"
-				}
-				if log, err = app.Logger(logLevel, "console"); err != nil {
+				if log, err = app.Logger(cmp.Or(logLevel, "info"), "console"); err != nil {
 					return err
 				}
 			}
@@ -228,91 +214,23 @@ fewer collections for a larger peak heap.`,
 			sig, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			go func() { <-sig.Done(); stop() }()
-			stderr := cmd.ErrOrStderr()
+			o := local.CampaignOptions{Data: data, Out: out, State: state, NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators,
+				Delay: delay, Timeout: timeout, Baseline: baseline, LLM: llmClient, Log: log, Resume: resumeDir != "", Interrupt: sig.Done()}
 			if !quiet {
-				fmt.Fprintf(stderr, "loading the oracle from %s …\n", data)
+				o.Stderr, o.TTY = cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr())
 			}
-			var stack atomic.Pointer[local.Stack]
-			opts, loaded, err := local.WithData(local.Options{
-				NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators, Log: log,
-				Notify: func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) },
-			}, data, baseline, spec, llmClient, func() (*nats.Conn, error) {
-				if st := stack.Load(); st != nil {
-					return st.Bus.NC, nil
-				}
-				return nil, errors.New("the installation has not started")
-			})
-			if err != nil {
-				return err
-			}
-			if err := loaded.Oracle.Prepare(spec.Task.Required()); err != nil {
-				return err
-			}
-			opts.Evaluator.Delay = delay
-			if natsURL == "" {
-				opts.JetStreamDir = local.StreamsDir(out)
-			}
-			if resumeDir != "" {
-				opts.ResumeFrom = resumeDir
-			}
-			st, err := local.Start(ctx, opts)
-			if err != nil {
-				return err
-			}
-			stack.Store(st)
-			// The run's streams stay in --out only for a resume.
-			keep := false
-			defer func() {
-				st.Close()
-				if !keep {
-					_ = local.Finished(out)
-				}
-			}()
-			if err := local.WriteRunSpec(out, spec); err != nil {
-				return err
-			}
-			if state != "" {
-				n, err := local.LoadState(ctx, st.Store, state)
-				if err != nil {
-					return err
-				}
-				if !quiet {
-					fmt.Fprintf(stderr, "state %s: %d memory banks\n", state, n)
-				}
-			}
-			if !quiet {
-				fmt.Fprintf(stderr, "campaign %s: %s, budget %d, generator %s, %d evaluator(s)\n",
-					spec.ID, spec.Task.Name, spec.Budget, local.GeneratorLabel(spec, baseline), evaluators)
-			}
-			var progress func(local.Progress)
-			if !quiet {
-				progress = local.ProgressPrinter(stderr, isTerminal(stderr))
-			}
-			res, err := local.Run(ctx, st, spec, local.RunOptions{Out: out, OnProgress: progress, Timeout: timeout, Provided: loaded.Provided,
-				Generator: local.GeneratorLabel(spec, baseline), Interrupt: sig.Done(), Resume: resumeDir != ""})
-			if !quiet {
-				fmt.Fprintln(stderr)
-			}
+			res, err := local.RunCampaign(ctx, spec, o)
 			if errors.Is(err, local.ErrInterrupted) {
-				keep = true
-				return interrupted(cmd, st, res, out)
+				return interrupted(cmd, res, out)
 			}
 			if err != nil {
 				return err
-			}
-			if state != "" {
-				if err := local.SaveState(ctx, st.Store, state); err != nil {
-					return err
-				}
-			}
-			if res.Status != nil && res.Status.State == messages.StateExhausted && !quiet {
-				fmt.Fprintf(stderr, "campaign exhausted: %s\n", res.Status.Message)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
 				return json.NewEncoder(w).Encode(res.Summary)
 			}
-			local.PrintSummary(w, res.Summary)
+			results.PrintSummary(w, res.Summary)
 			fmt.Fprintf(w, "  results in %s\n", out)
 			return nil
 		},

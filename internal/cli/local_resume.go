@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,13 +23,9 @@ func localSpec(cmd *cobra.Command, cf *campaignFlags, resumeDir string) (*messag
 	return local.ReadRunSpec(resumeDir)
 }
 
-// interrupted keeps an interrupted run for --resume and says how.
-func interrupted(cmd *cobra.Command, st *local.Stack, res *local.Result, out string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := st.Suspend(ctx, out); err != nil {
-		return fmt.Errorf("interrupted, and the campaign's state could not be kept: %w", err)
-	}
+// interrupted says how much of an interrupted run is kept for --resume,
+// and how to resume it.
+func interrupted(cmd *cobra.Command, res *local.Result, out string) error {
 	w := cmd.ErrOrStderr()
 	if res != nil && res.Summary != nil {
 		fmt.Fprintf(w, "interrupted: %d of %d evaluated; partial results and summary in %s\n", res.Summary.Evaluated, res.Summary.Budget, out)

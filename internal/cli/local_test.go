@@ -32,7 +32,7 @@ func TestLocalChecksTheLLMEndpoint(t *testing.T) {
 		{closed, "connection refused at " + closed},
 		{srv.URL, `model "mistral" is not served; the endpoint lists llama3, qwen2.5`},
 	} {
-		_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "4", "--quiet",
+		_, _, err := runCLI(t, "", "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "4", "--quiet",
 			"--generator", "llm", "--model", "mistral", "--llm-url", c.url, "--out", t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("--llm-url %s: error %v, want it to say %q", c.url, err, c.says)
@@ -47,7 +47,7 @@ func TestLocalLLMAgainstFakeModel(t *testing.T) {
 	data := testbed.DataDir(t)
 	srv := llmtest.New(t, llmtest.Substitute(3))
 	out := t.TempDir()
-	_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "6", "--quiet", "--seed", "3",
+	_, _, err := runCLI(t, "", "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "6", "--quiet", "--seed", "3",
 		"--generator", "llm", "--model", "fake", "--llm-url", srv.URL, "--data", data, "--out", out)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestLocalLLMReflector(t *testing.T) {
 	data := testbed.DataDir(t)
 	srv := llmtest.New(t, llmtest.Agents(5))
 	out := t.TempDir()
-	_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "16", "--episodes", "2", "--quiet", "--seed", "5",
+	_, _, err := runCLI(t, "", "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "16", "--episodes", "2", "--quiet", "--seed", "5",
 		"--generator", "llm", "--reflector", "llm", "--model", "fake", "--llm-url", srv.URL, "--data", data, "--out", out)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestLocalStateKeepsMemory(t *testing.T) {
 	state := t.TempDir()
 	run := func(id string) {
 		t.Helper()
-		_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "12", "--episodes", "2", "--quiet",
+		_, _, err := runCLI(t, "", "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "12", "--episodes", "2", "--quiet",
 			"--seed", "9", "--id", id, "--state", state, "--data", data, "--out", t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -190,7 +190,7 @@ func TestLocalStateKeepsMemory(t *testing.T) {
 			t.Errorf("repeated bullet %q", x)
 		}
 	}
-	stdout, _, err := runTasksCmd(t, "memory", "list", "--state", state)
+	stdout, _, err := runCLI(t, "", "memory", "list", "--state", state)
 	if err != nil || !strings.Contains(stdout, b.Context) {
 		t.Errorf("memory list: %q %v", stdout, err)
 	}
@@ -201,7 +201,7 @@ func TestLocalStateKeepsMemory(t *testing.T) {
 func TestLocalReflectorOff(t *testing.T) {
 	data := testbed.DataDir(t)
 	state, out := t.TempDir(), t.TempDir()
-	_, _, err := runTasksCmd(t, "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "8", "--episodes", "2", "--quiet",
+	_, _, err := runCLI(t, "", "local", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "8", "--episodes", "2", "--quiet",
 		"--seed", "4", "--reflector", "off", "--state", state, "--data", data, "--out", out)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -61,26 +60,12 @@ running installation, or with --state DIR in the state directory of
 			w := cmd.OutOrStdout()
 			switch args[0] {
 			case "list":
-				for _, b := range banks {
-					fmt.Fprintf(w, "%-40s %3d lessons %3d directives %3d reflections\n", b.Context, len(b.Experiences), len(b.Directives), len(b.Reflections))
-				}
+				local.WriteBanks(w, banks)
 			case "show":
 				if len(args) != 2 {
 					return &exitError{code: 2, err: fmt.Errorf("memory show: give one context")}
 				}
-				for _, b := range banks {
-					if b.Context != args[1] {
-						continue
-					}
-					for _, d := range b.Directives {
-						fmt.Fprintf(w, "directive %s: %s\n", d.Key(), d.Reason)
-					}
-					for _, e := range b.Experiences {
-						fmt.Fprintf(w, "%s [%s, support %d] %s\n", e.Key, e.Outcome, e.Support, e.Text)
-					}
-					return nil
-				}
-				return fmt.Errorf("no memory bank %q", args[1])
+				return local.WriteBank(w, banks, args[1])
 			case "export":
 				enc := json.NewEncoder(w)
 				enc.SetIndent("", "  ")
@@ -89,13 +74,9 @@ running installation, or with --state DIR in the state directory of
 				if len(args) != 2 {
 					return &exitError{code: 2, err: fmt.Errorf("memory import: give one file")}
 				}
-				data, err := os.ReadFile(args[1])
+				in, err := local.ReadBanks(args[1])
 				if err != nil {
 					return err
-				}
-				var in []*store.BankDump
-				if err := json.Unmarshal(data, &in); err != nil {
-					return fmt.Errorf("%s: %w", args[1], err)
 				}
 				if s == nil {
 					return local.WriteState(state, local.MergeBanks(banks, in))

@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/internal/wire"
-	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/energy"
-	"github.com/crucible-sci/crucible/pkg/oracle"
-	"github.com/crucible-sci/crucible/pkg/relax"
 )
 
 func init() { register(newPredictCmd) }
@@ -118,16 +112,18 @@ status is then 1.`,
 					return err
 				}
 			}
-			lines, relaxed, unreadable, err := predictFiles(cmd, o, calc, args, withHull)
+			files, unreadable, err := o.PredictFiles(cmd.Context(), calc, args, withHull, workerCount(0))
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			for i, l := range lines {
-				if asJSON {
-					err = writePredictionJSON(out, l, relaxed[i], withHull)
-				} else {
-					err = writePredictionText(out, cmd.ErrOrStderr(), l, relaxed[i], withHull)
+			for _, f := range files {
+				switch {
+				case asJSON:
+					err = f.WriteJSON(cmd.OutOrStdout(), withHull)
+				case f.Err != nil:
+					_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s: %v\n", f.File, f.Result.Reasons[0].Code, f.Err)
+				default:
+					_, err = fmt.Fprintln(cmd.OutOrStdout(), f.Line(withHull))
 				}
 				if err != nil {
 					return err
@@ -145,103 +141,4 @@ status is then 1.`,
 	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "structures evaluated in parallel (default: one per CPU)")
 	return cmd
-}
-
-// predictFiles reads every file, relaxes the structures when calc is not
-// nil, and evaluates them in one batch; relaxed holds the relaxations.
-func predictFiles(cmd *cobra.Command, o *oracle.Oracle, calc *energy.Calculator, paths []string, withHull bool) (files []oracle.FileResult, relaxed []*energy.Relaxed, failed int, err error) {
-	files = oracle.ReadFiles(paths)
-	relaxed = make([]*energy.Relaxed, len(files))
-	if calc != nil {
-		var sts []*crystal.Structure
-		var which []int
-		for i, f := range files {
-			// Cells the oracle will not predict (too many atoms) are not relaxed.
-			if f.Err == nil && f.Structure.NumSites() <= crystal.DefaultMaxAtoms {
-				sts, which = append(sts, f.Structure), append(which, i)
-			}
-		}
-		res, errs := calc.RelaxAll(cmd.Context(), sts, relax.Options{}, workerCount(0))
-		for k, i := range which {
-			if errs[k] != nil {
-				files[i].SetErr("relaxation_failed", errs[k])
-				continue
-			}
-			relaxed[i], files[i].Structure = res[k], res[k].Structure
-		}
-	}
-	failed, err = o.EvaluateFiles(cmd.Context(), files, withHull)
-	return files, relaxed, failed, err
-}
-
-// predictionLine is a line of --json output; predictionHullLine one with
-// --hull.
-type predictionLine struct {
-	oracle.FileRecord
-	Relaxation *energy.Summary `json:"relaxation,omitempty"`
-}
-
-type predictionHullLine struct {
-	predictionLine
-	oracle.StabilityRecord
-}
-
-func writePredictionJSON(w io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
-	var v any = predictionLine{FileRecord: p.Record(), Relaxation: relaxed.Summary()}
-	if withHull {
-		v = predictionHullLine{predictionLine: v.(predictionLine), StabilityRecord: p.StabilityRecord()}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write %s: %w", p.File, err)
-	}
-	return nil
-}
-
-// writePredictionText writes one line per structure; an unreadable file
-// goes to errw.
-func writePredictionText(w, errw io.Writer, p oracle.FileResult, relaxed *energy.Relaxed, withHull bool) error {
-	r := p.Result
-	if p.Err != nil {
-		_, err := fmt.Fprintf(errw, "%s: %s: %v\n", p.File, r.Reasons[0].Code, p.Err)
-		return err
-	}
-	parts := []string{p.File, r.Formula}
-	switch {
-	case r.Novelty != nil:
-		parts = append(parts, r.Novelty.String())
-	case r.Known:
-		parts = append(parts, "known")
-	default:
-		parts = append(parts, "novel")
-	}
-	if r.Class != "" {
-		parts = append(parts, string(r.Class))
-	}
-	if r.Valid {
-		parts = append(parts, "valid")
-	} else {
-		parts = append(parts, "invalid: "+oracle.ReasonsText(r.Reasons))
-	}
-	for _, name := range r.PropertyNames() {
-		parts = append(parts, r.Properties[name].Text(name))
-	}
-	if sg := r.SpaceGroup; sg != nil {
-		parts = append(parts, "space group "+sg.String())
-	}
-	if withHull && r.Stability != nil {
-		st := r.Stability
-		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
-			"decomposition="+st.DecompositionText())
-	}
-	if rl := relaxed.Summary(); rl != nil {
-		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
-			rl.Converged, rl.Steps, optText(rl.FormationEnergyPerAtom, "eV/atom"), optText(rl.EAboveHull, "eV/atom")))
-	}
-	if len(r.Warnings) > 0 {
-		parts = append(parts, "warning: "+oracle.ReasonsText(r.Warnings))
-	}
-	_, err := fmt.Fprintln(w, strings.Join(parts, "  "))
-	return err
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -74,7 +73,7 @@ func TestPredictJSON(t *testing.T) {
 	for _, name := range order {
 		args = append(args, f[name])
 	}
-	out, err := execCLI(t, args...)
+	out, _, err := runCLI(t, "", args...)
 	if exitStatusOf(err) != 1 || !strings.Contains(err.Error(), "2 of 6 files unreadable") {
 		t.Fatalf("error %v, want exit 1 for two unreadable files\n%s", err, out)
 	}
@@ -148,18 +147,13 @@ func TestPredictJSON(t *testing.T) {
 func TestPredictText(t *testing.T) {
 	data := testbed.DataDir(t)
 	f := predictFixtures(t)
-	root := NewRoot()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs([]string{"predict", "--data", data, "--hull", f["NaCl.cif"], f["RbSrBr3.json"], f["notes.txt"], f["MgF.cif"]})
-	err := root.Execute()
+	out, errOut, err := runCLI(t, "", "predict", "--data", data, "--hull", f["NaCl.cif"], f["RbSrBr3.json"], f["notes.txt"], f["MgF.cif"])
 	if exitStatusOf(err) != 1 {
 		t.Fatalf("error %v, want exit 1", err)
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3:\n%s", len(lines), out.String())
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), out)
 	}
 	for _, want := range []string{"  NaCl  known_structure golden:cod-1000041  ionic  valid  formation_energy_per_atom=", " eV/atom (reference; model ", "e_above_hull=0 eV/atom", "decomposition=NaCl:1"} {
 		if !strings.Contains(lines[0], want) {
@@ -176,14 +170,14 @@ func TestPredictText(t *testing.T) {
 			t.Errorf("MgF line lacks %q:\n%s", want, lines[2])
 		}
 	}
-	if !strings.Contains(errOut.String(), "notes.txt: unreadable:") {
-		t.Errorf("stderr lacks the unreadable file:\n%s", errOut.String())
+	if !strings.Contains(errOut, "notes.txt: unreadable:") {
+		t.Errorf("stderr lacks the unreadable file:\n%s", errOut)
 	}
 }
 
 func TestPredictMissingData(t *testing.T) {
 	f := predictFixtures(t)
-	_, err := execCLI(t, "predict", "--data", t.TempDir(), f["NaCl.cif"])
+	_, _, err := runCLI(t, "", "predict", "--data", t.TempDir(), f["NaCl.cif"])
 	if err == nil || !strings.Contains(err.Error(), "crucible data pull") {
 		t.Errorf("error %v, want one telling to run crucible data pull", err)
 	}

@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/results"
-	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -49,44 +47,28 @@ By default one line per exchange and the mean tokens per answered call;
 					return err
 				}
 			case len(args) == 1:
-				campaign := args[0]
-				if err := messages.ValidateCampaignID(campaign); err != nil {
+				if err := messages.ValidateCampaignID(args[0]); err != nil {
 					return &exitError{code: 2, err: err}
 				}
-				ctx := cmd.Context()
-				cl, closeFn, err := conn.open(ctx)
-				if err != nil {
+				err := conn.do(cmd.Context(), func(cl *client.Client) (err error) {
+					if err = cl.Known(cmd.Context(), args[0]); err == nil {
+						prompts, err = cl.Prompts(cmd.Context(), args[0])
+					}
 					return err
-				}
-				defer closeFn()
-				if _, err := cl.Store.Spec(ctx, campaign); errors.Is(err, store.ErrNotFound) {
-					return fmt.Errorf("no campaign %s", campaign)
-				}
-				if prompts, err = cl.Prompts(ctx, campaign); err != nil {
+				})
+				if err != nil {
 					return err
 				}
 			default:
 				return &exitError{code: 2, err: errors.New("give a campaign, or --from DIR with a crucible local result")}
 			}
 			if cmd.Flags().Changed("generation") {
-				kept := prompts[:0]
-				for _, p := range prompts {
-					if p.Generation == generation {
-						kept = append(kept, p)
-					}
-				}
-				prompts = kept
+				prompts = results.PromptsOfGeneration(prompts, generation)
 			}
 			results.SortPrompts(prompts)
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				for _, p := range prompts {
-					if err := enc.Encode(p); err != nil {
-						return err
-					}
-				}
-				return nil
+				return results.WritePromptsJSON(w, prompts)
 			}
 			return results.WritePrompts(w, prompts, full)
 		},

@@ -6,7 +6,7 @@ import (
 )
 
 func TestPromptsFromLocalResult(t *testing.T) {
-	out, _, err := runTasksCmd(t, "prompts", "--from", "testdata/prompts")
+	out, _, err := runCLI(t, "", "prompts", "--from", "testdata/prompts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestPromptsFromLocalResult(t *testing.T) {
 		}
 	}
 
-	out, _, err = runTasksCmd(t, "prompts", "--from", "testdata/prompts/prompts.jsonl", "--generation", "1", "--full")
+	out, _, err = runCLI(t, "", "prompts", "--from", "testdata/prompts/prompts.jsonl", "--generation", "1", "--full")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestPromptsFromLocalResult(t *testing.T) {
 		t.Fatalf("--full output:\n%s", out)
 	}
 
-	out, _, err = runTasksCmd(t, "prompts", "--from", "testdata/prompts", "--json", "--generation", "0")
+	out, _, err = runCLI(t, "", "prompts", "--from", "testdata/prompts", "--json", "--generation", "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestPromptsErrors(t *testing.T) {
 		{"prompts", "--from", "testdata/missing"},
 		{"prompts", "bad id!"},
 	} {
-		if _, _, err := runTasksCmd(t, args...); err == nil {
+		if _, _, err := runCLI(t, "", args...); err == nil {
 			t.Errorf("%v: no error", args)
 		}
 	}

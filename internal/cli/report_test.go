@@ -10,7 +10,7 @@ import (
 
 func TestReportCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.html")
-	stdout, err := runCrucible(t, "report", filepath.Join("..", "report", "testdata", "run"), "--out", out, "--png")
+	stdout, _, err := runCLI(t, "", "report", filepath.Join("..", "report", "testdata", "run"), "--out", out, "--png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestReportCommand(t *testing.T) {
 		}
 	}
 	// Neither a folder nor a campaign id: a usage error, nothing written.
-	_, err = runCrucible(t, "report", "no/such dir", "--out", filepath.Join(t.TempDir(), "x.html"))
+	_, _, err = runCLI(t, "", "report", "no/such dir", "--out", filepath.Join(t.TempDir(), "x.html"))
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "neither a local run's folder nor a campaign id") {
 		t.Errorf("bad argument: %v", err)

@@ -42,25 +42,7 @@ func reproduceStructures(t *testing.T) map[string]*crystal.Structure {
 	} {
 		out[c.proto+"-"+c.formula] = crystaltest.Build(t, c.proto, c.formula)
 	}
-	// NaPrCl4 as a campaign makes it: a fluorite SrCl2 cell doubled, its
-	// two cations replaced by Na and Pr.
-	sc, err := crystaltest.Build(t, "fluorite", "SrCl2").Supercell(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cations []int
-	for i, e := range sc.Species {
-		if e == crystal.MustElement("Sr") {
-			cations = append(cations, i)
-		}
-	}
-	s, err := crystal.SubstituteSites(sc, cations[:1], crystal.MustElement("Na"))
-	if err == nil {
-		s, err = crystal.SubstituteSites(s, cations[1:], crystal.MustElement("Pr"))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := crystaltest.NaPrCl4(t)
 	out["fluorite-NaPrCl4"] = s
 	dir := testbed.DataPath(t, "golden", "cgcnn", "cifs")
 	for _, name := range []string{"cod-1000041", "proto-SrTiO3-perovskite", "proto-Mg2AlO4-spinel-like"} {
@@ -79,44 +61,13 @@ func rewritten(t *testing.T, rng *rand.Rand, s *crystal.Structure, rotate, shift
 	t.Helper()
 	out := s.Copy()
 	if rotate {
-		// A uniform random rotation (Shoemake's quaternion).
-		u1, u2, u3 := rng.Float64(), 2*math.Pi*rng.Float64(), 2*math.Pi*rng.Float64()
-		a, b := math.Sqrt(1-u1), math.Sqrt(u1)
-		w, x, y, z := b*math.Cos(u3), a*math.Sin(u2), a*math.Cos(u2), b*math.Sin(u3)
-		r := [3][3]float64{
-			{1 - 2*(y*y+z*z), 2 * (x*y - w*z), 2 * (x*z + w*y)},
-			{2 * (x*y + w*z), 1 - 2*(x*x+z*z), 2 * (y*z - w*x)},
-			{2 * (x*z - w*y), 2 * (y*z + w*x), 1 - 2*(x*x+y*y)},
-		}
-		m := s.Lattice.Matrix()
-		var rm [3][3]float64
-		for i := range 3 {
-			for j := range 3 {
-				for k := range 3 {
-					rm[i][j] += r[j][k] * m[i][k]
-				}
-			}
-		}
-		l, err := crystal.NewLattice(rm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Lattice = l
+		out = crystaltest.Rotated(t, out, crystaltest.RandomRotation(rng))
 	}
 	if shift {
-		d := crystal.Vec3{rng.Float64(), rng.Float64(), rng.Float64()}
-		for i := range out.Frac {
-			out.Frac[i] = out.Frac[i].Add(d)
-		}
-		out = out.Wrapped()
+		out = crystaltest.Translated(out, crystal.Vec3{rng.Float64(), rng.Float64(), rng.Float64()}, true)
 	}
 	if shuffle {
-		p := rng.Perm(s.NumSites())
-		sh := out.Copy()
-		for i, k := range p {
-			sh.Species[i], sh.Frac[i] = out.Species[k], out.Frac[k]
-		}
-		out = sh
+		out = crystaltest.Permuted(out, rng.Perm(s.NumSites()))
 	}
 	return out
 }
@@ -279,7 +230,7 @@ func TestPredictReproducesEvaluations(t *testing.T) {
 	for _, f := range files {
 		origin[f] = strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
 	}
-	out, err := execCLI(t, append([]string{"predict", "--data", data, "--json", "--hull"}, files...)...)
+	out, _, err := runCLI(t, "", append([]string{"predict", "--data", data, "--json", "--hull"}, files...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

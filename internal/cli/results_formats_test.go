@@ -92,7 +92,7 @@ func TestResultsStructureFormats(t *testing.T) {
 	args, discovered, third := resultsCampaign(t)
 	run := func(extra ...string) string {
 		t.Helper()
-		out, err := runCmd(t, "", append(append([]string{}, args...), extra...)...)
+		out, _, err := runCLI(t, "", append(append([]string{}, args...), extra...)...)
 		if err != nil {
 			t.Fatalf("results %v: %v", extra, err)
 		}
@@ -169,13 +169,13 @@ func TestResultsFormatErrors(t *testing.T) {
 	} {
 		// Usage errors come before any connection: the servers named do
 		// not exist.
-		_, err := runCmd(t, "", append([]string{"results", "c", "--nats", "nats://127.0.0.1:1", "--redis", "redis://127.0.0.1:1"}, tc.args...)...)
+		_, _, err := runCLI(t, "", append([]string{"results", "c", "--nats", "nats://127.0.0.1:1", "--redis", "redis://127.0.0.1:1"}, tc.args...)...)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("results %v: %v, want exit status 2 mentioning %q", tc.args, err, tc.msg)
 		}
 	}
-	out, err := runCmd(t, "", "results", "--help")
+	out, _, err := runCLI(t, "", "results", "--help")
 	if err != nil {
 		t.Fatal(err)
 	}

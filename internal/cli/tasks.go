@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 
@@ -35,7 +34,7 @@ description, goal, constraints, elements, properties, notes) plus support,
 unsupported and reference_only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return writeTasks(cmd.OutOrStdout(), task.Builtins(), nil, asJSON, false)
+			return task.WriteListing(cmd.OutOrStdout(), task.Builtins(), nil, asJSON, false)
 		},
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "one JSON object per line")
@@ -67,7 +66,7 @@ task is written as a task file to start a variant from.`,
 				_, err = cmd.OutOrStdout().Write(y)
 				return err
 			}
-			return writeTasks(cmd.OutOrStdout(), []task.Task{t}, nil, *asJSON, true)
+			return task.WriteListing(cmd.OutOrStdout(), []task.Task{t}, nil, *asJSON, true)
 		},
 	}
 	cmd.Flags().BoolVar(&asYAML, "yaml", false, "write the task as a YAML task file")
@@ -93,17 +92,17 @@ Exit status 1 when any task has an error. With --json, one object per task
 			if pe := (*fs.PathError)(nil); errors.As(loadErr, &pe) {
 				return loadErr // the file could not be read at all
 			}
-			if err := writeTasks(cmd.OutOrStdout(), tasks, issues, *asJSON, true); err != nil {
+			if err := task.WriteListing(cmd.OutOrStdout(), tasks, issues, *asJSON, true); err != nil {
 				return err
 			}
 			if loadErr == nil {
 				return nil
 			}
-			errs := flattenErrors(loadErr)
+			errs := task.Errors(loadErr)
 			for _, e := range errs {
 				var err error
 				if *asJSON {
-					err = writeJSONLine(cmd.OutOrStdout(), map[string]string{"error": e.Error()})
+					err = json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"error": e.Error()})
 				} else {
 					_, err = fmt.Fprintln(cmd.ErrOrStderr(), "error:", e)
 				}
@@ -114,72 +113,4 @@ Exit status 1 when any task has an error. With --json, one object per task
 			return &exitError{code: 1, err: fmt.Errorf("%s: %d error(s), %d task(s) valid", args[0], len(errs), len(tasks))}
 		},
 	}
-}
-
-// writeTasks prints the tasks, each with the issues that name it.
-func writeTasks(w io.Writer, tasks []task.Task, issues []task.Issue, asJSON, detailed bool) error {
-	for i, t := range tasks {
-		var mine []string
-		for _, is := range issues {
-			if is.Task == t.Name {
-				mine = append(mine, is.String())
-			}
-		}
-		var err error
-		if asJSON {
-			err = writeJSONLine(w, t.Listing(mine))
-		} else {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			err = t.WriteText(w, mine, detailed)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	// Issues of rows that did not become tasks.
-	for _, is := range issues {
-		found := false
-		for _, t := range tasks {
-			found = found || is.Task == t.Name
-		}
-		if found {
-			continue
-		}
-		var err error
-		if asJSON {
-			err = writeJSONLine(w, map[string]string{"warning": is.String()})
-		} else {
-			_, err = fmt.Fprintln(w, "warning:", is)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
-}
-
-// flattenErrors lists the errors joined in err.
-func flattenErrors(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flattenErrors(e)...)
-		}
-		return out
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,19 +9,8 @@ import (
 	"testing"
 )
 
-func runTasksCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	root := NewRoot()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err = root.Execute()
-	return out.String(), errOut.String(), err
-}
-
 func TestTasksList(t *testing.T) {
-	out, _, err := runTasksCmd(t, "tasks")
+	out, _, err := runCLI(t, "", "tasks")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +25,7 @@ func TestTasksList(t *testing.T) {
 		}
 	}
 
-	out, _, err = runTasksCmd(t, "tasks", "--json")
+	out, _, err = runCLI(t, "", "tasks", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +49,15 @@ func TestTasksList(t *testing.T) {
 }
 
 func TestTasksShow(t *testing.T) {
-	out, _, err := runTasksCmd(t, "tasks", "show", "wide", "bandgap", "semiconductors")
+	out, _, err := runCLI(t, "", "tasks", "show", "wide", "bandgap", "semiconductors")
 	if err != nil || !strings.Contains(out, "Stable Wide-Bandgap Semiconductors") || !strings.Contains(out, "goal: ") {
 		t.Errorf("show: %v\n%s", err, out)
 	}
-	out, _, err = runTasksCmd(t, "tasks", "show", "--yaml", "Photovoltaic Absorbers")
+	out, _, err = runCLI(t, "", "tasks", "show", "--yaml", "Photovoltaic Absorbers")
 	if err != nil || !strings.Contains(out, "earth_abundant: true") {
 		t.Errorf("show --yaml: %v\n%s", err, out)
 	}
-	if _, _, err := runTasksCmd(t, "tasks", "show", "Superconductors"); err == nil {
+	if _, _, err := runCLI(t, "", "tasks", "show", "Superconductors"); err == nil {
 		t.Error("show of an unknown task: want an error")
 	}
 }
@@ -84,7 +72,7 @@ func TestTasksCheck(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("Task,Goal\nOK,Band gap 1-2 eV\nBad,Hardness >= 3 GPa\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runTasksCmd(t, "tasks", "check", good)
+	out, _, err := runCLI(t, "", "tasks", "check", good)
 	if err != nil {
 		t.Fatalf("check good: %v", err)
 	}
@@ -93,7 +81,7 @@ func TestTasksCheck(t *testing.T) {
 			t.Errorf("check output lacks %q:\n%s", want, out)
 		}
 	}
-	out, errOut, err := runTasksCmd(t, "tasks", "check", bad)
+	out, errOut, err := runCLI(t, "", "tasks", "check", bad)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("check bad: err %v, want exit status 1", err)

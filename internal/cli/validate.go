@@ -116,15 +116,9 @@ formula is invalid or unparsable.`,
 				return fmt.Errorf("--symprec, --angle-tolerance: %w", err)
 			}
 			opt := crystal.ValidityOptions{MinDistance: minDistance, MaxAtoms: maxAtoms, IonicOnly: ionicOnly}
-			switch states {
-			case "common":
-				opt.Oxidation.States = crystal.CommonStates
-			case "icsd":
-				opt.Oxidation.States = crystal.ICSDStates
-			case "all":
-				opt.Oxidation.States = crystal.AllStates
-			default:
-				return fmt.Errorf("--states %q: want common, icsd or all", states)
+			var err error
+			if opt.Oxidation.States, err = crystal.ParseOxidationStateSet(states); err != nil {
+				return fmt.Errorf("--states %w", err)
 			}
 			opt.Oxidation.MixedValence = mixedValence
 			results := make([]crystal.FileValidation, len(args))
@@ -158,14 +152,7 @@ formula is invalid or unparsable.`,
 
 // runValidateFormulas judges every formula and writes one line each.
 func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
-	results := make([]crystal.FormulaVerdict, len(formulas))
-	bad := 0
-	for i, f := range formulas {
-		results[i] = crystal.JudgeFormula(f)
-		if !results[i].Valid {
-			bad++
-		}
-	}
+	results, bad := crystal.JudgeFormulas(formulas)
 	if err := crystal.WriteFormulaVerdicts(w, results, asJSON); err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -11,17 +10,6 @@ import (
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
-
-func runValidateCmd(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := NewRoot()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"validate"}, args...))
-	err := root.Execute()
-	return out.String(), err
-}
 
 // validateFixtures writes structure files into a temporary folder: a rock
 // salt NaCl CIF and a perovskite SrTiO3 pymatgen JSON (both built from the
@@ -76,7 +64,7 @@ func TestValidateJSON(t *testing.T) {
 	for _, name := range order {
 		args = append(args, f[name])
 	}
-	out, err := runValidateCmd(t, args...)
+	out, _, err := runCLI(t, "", append([]string{"validate"}, args...)...)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("exit error %v, want status 1", err)
@@ -153,7 +141,7 @@ func TestValidateJSON(t *testing.T) {
 
 func TestValidateText(t *testing.T) {
 	f := validateFixtures(t)
-	out, err := runValidateCmd(t, f["NaCl.cif"], f["SrTiO3.json"])
+	out, _, err := runCLI(t, "", "validate", f["NaCl.cif"], f["SrTiO3.json"])
 	if err != nil {
 		t.Fatalf("valid files: %v", err)
 	}
@@ -166,7 +154,7 @@ func TestValidateText(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	out, err = runValidateCmd(t, f["overlap.cif"])
+	out, _, err = runCLI(t, "", "validate", f["overlap.cif"])
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("invalid file: %v", err)
@@ -183,7 +171,7 @@ func TestValidateOptions(t *testing.T) {
 	f := validateFixtures(t)
 	// The overlap passes with a smaller minimum distance, and NaCl2 balances
 	// with no oxidation-state set, so it stays invalid.
-	out, err := runValidateCmd(t, "--json", "--min-distance", "0.1", "--states", "all", f["overlap.cif"])
+	out, _, err := runCLI(t, "", "validate", "--json", "--min-distance", "0.1", "--states", "all", f["overlap.cif"])
 	if err == nil {
 		t.Fatal("NaCl2 accepted")
 	}
@@ -194,13 +182,13 @@ func TestValidateOptions(t *testing.T) {
 	if len(v.Reasons) != 1 || !strings.HasPrefix(v.Reasons[0], "charge_neutrality: ") {
 		t.Errorf("reasons %q", v.Reasons)
 	}
-	if _, err := runValidateCmd(t, "--states", "some", f["NaCl.cif"]); err == nil || !strings.Contains(err.Error(), "--states") {
+	if _, _, err := runCLI(t, "", "validate", "--states", "some", f["NaCl.cif"]); err == nil || !strings.Contains(err.Error(), "--states") {
 		t.Errorf("bad --states: %v", err)
 	}
-	if _, err := runValidateCmd(t); err == nil {
+	if _, _, err := runCLI(t, "", "validate"); err == nil {
 		t.Error("no files accepted")
 	}
-	if _, err := runValidateCmd(t, "--max-atoms", "1", f["NaCl.cif"]); err == nil {
+	if _, _, err := runCLI(t, "", "validate", "--max-atoms", "1", f["NaCl.cif"]); err == nil {
 		t.Error("2-atom cell accepted with --max-atoms 1")
 	}
 }
@@ -209,7 +197,7 @@ func TestValidateOptions(t *testing.T) {
 // its class; the fixed-valence fluorides that balance in no chemistry are
 // not; an unparsable formula is reported and the others judged.
 func TestValidateFormulas(t *testing.T) {
-	out, err := runValidateCmd(t, "--json", "--formula", "TiN", "FeSi", "Fe3O4", "NaF2", "Xx2O", "KO2")
+	out, _, err := runCLI(t, "", "validate", "--json", "--formula", "TiN", "FeSi", "Fe3O4", "NaF2", "Xx2O", "KO2")
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("exit error %v, want status 1", err)
@@ -270,7 +258,7 @@ func TestValidateFormulas(t *testing.T) {
 
 	f := newFixtureFiles(t)
 	f.write("list.txt", []byte("# stable compounds\nMgB2\n\n  LaB6  \nCo3O4\n"))
-	out, err = runValidateCmd(t, "--formulas", f.paths["list.txt"])
+	out, _, err = runCLI(t, "", "validate", "--formulas", f.paths["list.txt"])
 	if err != nil {
 		t.Fatalf("valid list: %v\n%s", err, out)
 	}
@@ -288,7 +276,7 @@ func TestValidateFormulas(t *testing.T) {
 		{"--formula", "--states", "icsd", "NaCl"},
 		{"--formulas", "no-such-file"},
 	} {
-		if _, err := runValidateCmd(t, args...); err == nil {
+		if _, _, err := runCLI(t, "", append([]string{"validate"}, args...)...); err == nil {
 			t.Errorf("%v accepted", args)
 		}
 	}
@@ -312,7 +300,7 @@ func TestValidateSymPrec(t *testing.T) {
 	f.cif("shifted.cif", s)
 	group := func(args ...string) int {
 		t.Helper()
-		out, err := runValidateCmd(t, append(args, "--json", f.paths["shifted.cif"])...)
+		out, _, err := runCLI(t, "", append([]string{"validate"}, append(args, "--json", f.paths["shifted.cif"])...)...)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -329,7 +317,7 @@ func TestValidateSymPrec(t *testing.T) {
 		t.Errorf("at 0.1 Å: group %d, want 225", g)
 	}
 	for _, bad := range [][]string{{"--symprec", "0"}, {"--symprec", "2"}, {"--angle-tolerance", "90"}} {
-		if _, err := runValidateCmd(t, append(bad, f.paths["shifted.cif"])...); err == nil || !strings.Contains(err.Error(), bad[0]) {
+		if _, _, err := runCLI(t, "", append([]string{"validate"}, append(bad, f.paths["shifted.cif"])...)...); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want an error naming the flag", bad, err)
 		}
 	}

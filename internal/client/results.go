@@ -2,50 +2,61 @@ package client
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
+
+// Read reads the messages of a campaign's subject from the start of the
+// stream to its end, decoded as T. A message that does not decode is an
+// error with strict, and is skipped otherwise.
+func Read[T any, PT interface {
+	*T
+	messages.Message
+}](ctx context.Context, c *Client, stream, subject, campaign string, strict bool) ([]*T, error) {
+	var out []*T
+	err := c.Follow(ctx, stream, messages.Subject(subject, campaign), true, func(_ string, data []byte) (bool, error) {
+		v := PT(new(T))
+		if err := messages.Decode(data, v); err != nil {
+			if strict {
+				return false, fmt.Errorf("%s in the stream: %w", subject, err)
+			}
+			return false, nil
+		}
+		out = append(out, v)
+		return false, nil
+	})
+	return out, err
+}
 
 // Evaluations reads a campaign's evaluations of proposed candidates (seeds
 // left out) from the start of the stream to its end. A message that does
 // not decode is skipped.
 func (c *Client) Evaluations(ctx context.Context, campaign string) ([]*messages.Evaluation, error) {
-	var evs []*messages.Evaluation
-	err := c.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
-		var ev messages.Evaluation
-		if err := messages.Decode(data, &ev); err == nil && !ev.Candidate.Seed {
-			evs = append(evs, &ev)
+	all, err := Read[messages.Evaluation](ctx, c, messages.StreamEvaluations, messages.SubjectEvaluations, campaign, false)
+	evs := all[:0]
+	for _, ev := range all {
+		if !ev.Candidate.Seed {
+			evs = append(evs, ev)
 		}
-		return false, nil
-	})
+	}
 	return evs, err
 }
 
 // Discovered reads the ids of a campaign's accepted discoveries.
 func (c *Client) Discovered(ctx context.Context, campaign string) (map[string]bool, error) {
+	vs, err := Read[messages.Verdict](ctx, c, messages.StreamDiscoveries, messages.SubjectDiscoveries, campaign, false)
 	accepted := map[string]bool{}
-	err := c.Follow(ctx, messages.StreamDiscoveries, messages.Subject(messages.SubjectDiscoveries, campaign), true, func(_ string, data []byte) (bool, error) {
-		var v messages.Verdict
-		if err := messages.Decode(data, &v); err == nil {
-			accepted[v.ID] = true
-		}
-		return false, nil
-	})
+	for _, v := range vs {
+		accepted[v.ID] = true
+	}
 	return accepted, err
 }
 
 // Prompts reads a campaign's LLM exchanges (generator llm), as the
 // proposer published them.
 func (c *Client) Prompts(ctx context.Context, campaign string) ([]*messages.Prompt, error) {
-	var prompts []*messages.Prompt
-	err := c.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, campaign), true, func(_ string, data []byte) (bool, error) {
-		var p messages.Prompt
-		if err := messages.Decode(data, &p); err == nil {
-			prompts = append(prompts, &p)
-		}
-		return false, nil
-	})
-	return prompts, err
+	return Read[messages.Prompt](ctx, c, messages.StreamCampaigns, messages.SubjectPrompts, campaign, false)
 }
 
 // FollowFrom follows a stream from its start, or only the messages

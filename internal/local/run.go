@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -283,55 +281,35 @@ func waitIdle(ctx context.Context, cl *client.Client, consumer string) error {
 // from the streams, and its LLM prompts with withPrompts (following a
 // subject without messages costs a fetch timeout).
 func collect(ctx context.Context, cl *client.Client, campaign string, withPrompts bool, res *Result) error {
-	err := cl.Follow(ctx, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), true, func(_ string, data []byte) (bool, error) {
-		var ev messages.Evaluation
-		if err := messages.Decode(data, &ev); err != nil {
-			return false, fmt.Errorf("evaluation in the stream: %w", err)
-		}
-		if ev.Candidate.Seed {
-			res.Seeds = append(res.Seeds, &ev)
-		} else {
-			res.Evaluations = append(res.Evaluations, &ev)
-		}
-		return false, nil
-	})
+	evs, err := client.Read[messages.Evaluation](ctx, cl, messages.StreamEvaluations, messages.SubjectEvaluations, campaign, true)
 	if err != nil {
 		return err
 	}
+	for _, ev := range evs {
+		if ev.Candidate.Seed {
+			res.Seeds = append(res.Seeds, ev)
+		} else {
+			res.Evaluations = append(res.Evaluations, ev)
+		}
+	}
 	for _, subj := range []string{messages.SubjectDiscoveries, messages.SubjectVerdicts} {
-		err := cl.Follow(ctx, messages.StreamDiscoveries, messages.Subject(subj, campaign), true, func(_ string, data []byte) (bool, error) {
-			var v messages.Verdict
-			if err := messages.Decode(data, &v); err != nil {
-				return false, fmt.Errorf("verdict in the stream: %w", err)
-			}
-			if v.Accepted {
-				res.Discoveries = append(res.Discoveries, &v)
-			} else {
-				res.Verdicts = append(res.Verdicts, &v)
-			}
-			return false, nil
-		})
+		vs, err := client.Read[messages.Verdict](ctx, cl, messages.StreamDiscoveries, subj, campaign, true)
 		if err != nil {
 			return err
 		}
-	}
-	err = cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectReflections, campaign), true, func(_ string, data []byte) (bool, error) {
-		var r messages.Reflection
-		if err := messages.Decode(data, &r); err == nil {
-			res.Reflections = append(res.Reflections, &r)
+		for _, v := range vs {
+			if v.Accepted {
+				res.Discoveries = append(res.Discoveries, v)
+			} else {
+				res.Verdicts = append(res.Verdicts, v)
+			}
 		}
-		return false, nil
-	})
-	if err != nil || !withPrompts {
+	}
+	if res.Reflections, err = client.Read[messages.Reflection](ctx, cl, messages.StreamCampaigns, messages.SubjectReflections, campaign, false); err != nil || !withPrompts {
 		return err
 	}
-	return cl.Follow(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectPrompts, campaign), true, func(_ string, data []byte) (bool, error) {
-		var p messages.Prompt
-		if err := messages.Decode(data, &p); err == nil {
-			res.Prompts = append(res.Prompts, &p)
-		}
-		return false, nil
-	})
+	res.Prompts, err = cl.Prompts(ctx, campaign)
+	return err
 }
 
 // Write stores a result in dir: evaluations.jsonl (one evaluation per
@@ -430,71 +408,4 @@ func ProgressLine(p Progress, width int) string {
 		fmt.Fprintf(&b, " · waiting for %s", p.Waiting)
 	}
 	return b.String()
-}
-
-// paretoFormulas lists the front's formulas in order, with the number of
-// structures of a formula (polymorphs) on the front when more than one.
-func paretoFormulas(front []messages.ParetoPoint) string {
-	count := map[string]int{}
-	for _, p := range front {
-		count[p.Formula]++
-	}
-	names := make([]string, 0, len(count))
-	for f, n := range count {
-		if n > 1 {
-			f = fmt.Sprintf("%s ×%d", f, n)
-		}
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
-
-// PrintSummary writes a human-readable summary.
-func PrintSummary(w io.Writer, s *messages.Summary) {
-	fmt.Fprintf(w, "campaign %s (%s, generator %s): %s\n", s.Campaign, s.Task, s.Generator, s.State)
-	fmt.Fprintf(w, "  generated %d (evaluated %d, rejected by the proposer %d) · discoveries %d · rejected by the judge %d\n",
-		s.Generated, s.Evaluated, s.Rejected, s.Discoveries, s.JudgeRejected)
-	fmt.Fprintf(w, "  of generated (LLEMA): hits %.1f%% · stable hits %.1f%% · memorisation %.1f%%\n",
-		100*s.HitRateGenerated, 100*s.StabilityRateGenerated, 100*s.MemorizationRateGenerated)
-	fmt.Fprintf(w, "  of evaluated:         hits %d (%.1f%%) · stable hits %d (%.1f%%) · memorisation %.1f%%\n",
-		s.Hits, 100*s.HitRate, s.StableHits, 100*s.StabilityRate, 100*s.MemorizationRate)
-	fmt.Fprintf(w, "  MADE: N_stable %d · SDE %.3f · AUDC %.3f", s.NStable, s.SDE, s.AUDC)
-	if s.LearningSlope != nil {
-		fmt.Fprintf(w, " · learning slope %+.2f per episode", *s.LearningSlope)
-	}
-	fmt.Fprintf(w, " · unique compositions %d · mean E_hull %.3f eV/atom\n", s.UniqueCompositions, s.MeanEAboveHull)
-	fmt.Fprintf(w, "  space groups: %d · entropy %.3f nats (N_stable's %.3f)\n", s.SpaceGroups, s.SpaceGroupEntropy, s.SpaceGroupEntropyStable)
-	if len(s.Judged) > 0 {
-		fmt.Fprintf(w, "  judged: %s\n", judgedText(s.Judged))
-	}
-	if len(s.ParetoFront) > 0 {
-		fmt.Fprintf(w, "  Pareto front (%d novel hits): %s\n", len(s.ParetoFront), paretoFormulas(s.ParetoFront))
-	}
-	if s.LLMCalls > 0 {
-		fmt.Fprintf(w, "  LLM: %d calls (%d requests), %d prompt + %d completion tokens, %.0f + %.0f per call",
-			s.LLMCalls, s.LLMRequests, s.PromptTokens, s.CompletionTokens, s.PromptTokensPerCall, s.CompletionTokensPerCall)
-		if s.TokensPerHit > 0 {
-			fmt.Fprintf(w, ", %.0f per hit", s.TokensPerHit)
-		}
-		if s.TokensPerStable > 0 {
-			fmt.Fprintf(w, ", %.0f per stable hit", s.TokensPerStable)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintf(w, "  %.1f s\n", s.WallSeconds)
-}
-
-// judgedText writes the judge's counts, "accepted/new 40, rejected/ordered_mixture 12, …".
-func judgedText(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,16 +21,23 @@ const StateFile = "memory.json"
 // ReadState reads the memory banks of a state directory; none when it has
 // no state file yet.
 func ReadState(dir string) ([]*store.BankDump, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	banks, err := ReadBanks(filepath.Join(dir, StateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	return banks, err
+}
+
+// ReadBanks reads memory banks from a JSON file (a state file, or the
+// output of "crucible memory export").
+func ReadBanks(path string) ([]*store.BankDump, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var banks []*store.BankDump
 	if err := json.Unmarshal(b, &banks); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return banks, nil
 }
@@ -128,4 +136,29 @@ func MergeBanks(banks, imported []*store.BankDump) []*store.BankDump {
 		}
 	}
 	return out
+}
+
+// WriteBanks writes one line per bank: its context and how many lessons,
+// directives and reflections it holds.
+func WriteBanks(w io.Writer, banks []*store.BankDump) {
+	for _, b := range banks {
+		fmt.Fprintf(w, "%-40s %3d lessons %3d directives %3d reflections\n", b.Context, len(b.Experiences), len(b.Directives), len(b.Reflections))
+	}
+}
+
+// WriteBank writes the directives and lessons of the bank of a context.
+func WriteBank(w io.Writer, banks []*store.BankDump, context string) error {
+	for _, b := range banks {
+		if b.Context != context {
+			continue
+		}
+		for _, d := range b.Directives {
+			fmt.Fprintf(w, "directive %s: %s\n", d.Key(), d.Reason)
+		}
+		for _, e := range b.Experiences {
+			fmt.Fprintf(w, "%s [%s, support %d] %s\n", e.Key, e.Outcome, e.Support, e.Text)
+		}
+		return nil
+	}
+	return fmt.Errorf("no memory bank %q", context)
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -173,4 +174,30 @@ func WriteStructures(w io.Writer, dir string, f crystal.Format, evs []*messages.
 		return err
 	}
 	return nil
+}
+
+// StructureFormat reads the format of an export: jsonl and csv (the
+// evaluations) give crystal.FormatUnknown, cif, poscar, json (pymatgen)
+// and xyz their structure format. A POSCAR holds one structure, so poscar
+// needs a directory.
+func StructureFormat(name, dir string) (crystal.Format, error) {
+	var f crystal.Format
+	switch name {
+	case "jsonl", "csv":
+		return crystal.FormatUnknown, nil
+	case "cif":
+		f = crystal.FormatCIF
+	case "poscar":
+		f = crystal.FormatPOSCAR
+	case "json":
+		f = crystal.FormatPymatgenJSON
+	case "xyz":
+		f = crystal.FormatXYZ
+	default:
+		return 0, fmt.Errorf("--format %q: want jsonl, csv, cif, poscar, json or xyz", name)
+	}
+	if f == crystal.FormatPOSCAR && dir == "" {
+		return 0, errors.New("--format poscar: a POSCAR holds one structure; give --out DIR for one file per structure")
+	}
+	return f, nil
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,17 @@ func SortPrompts(ps []*messages.Prompt) {
 		}
 		return a.Index < b.Index
 	})
+}
+
+// WritePromptsJSON writes one record per line, as published.
+func WritePromptsJSON(w io.Writer, ps []*messages.Prompt) error {
+	enc := json.NewEncoder(w)
+	for _, p := range ps {
+		if err := enc.Encode(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WritePrompts writes one table row per exchange, or with full each
@@ -115,4 +127,15 @@ func promptKind(p *messages.Prompt) string {
 		return p.Kind + ":" + p.Role
 	}
 	return p.Kind
+}
+
+// PromptsOfGeneration keeps the prompts of one generation.
+func PromptsOfGeneration(prompts []*messages.Prompt, generation int) []*messages.Prompt {
+	kept := prompts[:0]
+	for _, p := range prompts {
+		if p.Generation == generation {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/crucible-sci/crucible/internal/plugin"
+	"github.com/crucible-sci/crucible/internal/modelclient"
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -20,8 +20,8 @@ import (
 	"github.com/crucible-sci/crucible/pkg/datadir"
 	"github.com/crucible-sci/crucible/pkg/evolve"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/modelserver"
 	"github.com/crucible-sci/crucible/pkg/oracle"
-	pkgplugin "github.com/crucible-sci/crucible/pkg/plugin"
 	"github.com/crucible-sci/crucible/pkg/reference"
 )
 
@@ -37,7 +37,7 @@ func Oracle(dataDir string, workers int) (*oracle.Oracle, evaluator.Oracle, erro
 }
 
 // OracleWith is Oracle with the plug-in model servers of the data
-// directory's registry (pkg/plugin), reached over the NATS connection conn
+// directory's registry (pkg/modelserver), reached over the NATS connection conn
 // returns when a candidate first needs them (nil: plug-ins get the
 // no_responders warning).
 func OracleWith(dataDir string, workers int, conn func() (*nats.Conn, error)) (*oracle.Oracle, evaluator.Oracle, error) {
@@ -56,7 +56,7 @@ func OracleWith(dataDir string, workers int, conn func() (*nats.Conn, error)) (*
 // calibration, own surrogates trained on first use, the registry's plug-ins
 // over conn.
 func oracleOptions(dataDir string, workers int, conn func() (*nats.Conn, error)) (oracle.Options, error) {
-	reg, err := pkgplugin.LoadRegistry(dataDir)
+	reg, err := modelserver.LoadRegistry(dataDir)
 	if err != nil {
 		return oracle.Options{}, err
 	}
@@ -71,14 +71,14 @@ func oracleOptions(dataDir string, workers int, conn func() (*nats.Conn, error))
 	if err != nil {
 		return oracle.Options{}, err
 	}
-	return oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr, External: plugin.Clients(conn, reg),
+	return oracle.Options{Workers: workers, TrainModels: true, ModelLog: logStderr, External: modelclient.Clients(conn, reg),
 		Calibration: cal.ForOracle(calibrate.TierScreen), RelaxCalibration: cal.ForOracle(calibrate.TierRelax)}, nil
 }
 
 // Provided lists the properties the data directory's plug-ins provide
 // (what a campaign may constrain beyond the built-in support).
 func Provided(dataDir string) ([]string, error) {
-	reg, err := pkgplugin.LoadRegistry(dataDir)
+	reg, err := modelserver.LoadRegistry(dataDir)
 	if err != nil {
 		return nil, err
 	}

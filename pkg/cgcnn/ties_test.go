@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
 
@@ -290,46 +291,11 @@ func TestFeaturizeInvariant(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for it := range 20 {
-		// Rotate the lattice vectors about a random axis.
-		theta, phi, psi := 2*math.Pi*rng.Float64(), math.Acos(2*rng.Float64()-1), 2*math.Pi*rng.Float64()
-		ax := [3]float64{math.Sin(phi) * math.Cos(theta), math.Sin(phi) * math.Sin(theta), math.Cos(phi)}
-		c, s := math.Cos(psi), math.Sin(psi)
-		var r [3][3]float64
-		for i := range 3 {
-			for j := range 3 {
-				r[i][j] = (1 - c) * ax[i] * ax[j]
-				if i == j {
-					r[i][j] += c
-				}
-			}
-		}
-		r[0][1], r[1][0] = r[0][1]-s*ax[2], r[1][0]+s*ax[2]
-		r[0][2], r[2][0] = r[0][2]+s*ax[1], r[2][0]-s*ax[1]
-		r[1][2], r[2][1] = r[1][2]-s*ax[0], r[2][1]+s*ax[0]
-		m := base.Lattice.Matrix()
-		var rm [3][3]float64
-		for i := range 3 {
-			for j := range 3 {
-				for k := range 3 {
-					rm[i][j] += r[j][k] * m[i][k]
-				}
-			}
-		}
-		lat, err := crystal.NewLattice(rm)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// Rotate the cell, shuffle the sites and move the origin.
+		rot := crystaltest.Rotated(t, base, crystaltest.RandomRotation(rng))
 		perm := rng.Perm(base.NumSites())
 		shift := crystal.Vec3{rng.Float64(), rng.Float64(), rng.Float64()}
-		species := make([]crystal.Element, len(perm))
-		frac := make([]crystal.Vec3, len(perm))
-		for i, p := range perm {
-			species[i], frac[i] = base.Species[p], base.Frac[p].Add(shift)
-		}
-		moved, err := crystal.NewStructure(lat, species, frac)
-		if err != nil {
-			t.Fatal(err)
-		}
+		moved := crystaltest.Translated(crystaltest.Permuted(rot, perm), shift, false)
 		var g Graph
 		if err := f.Featurize(moved, &g); err != nil {
 			t.Fatal(err)

@@ -740,3 +740,13 @@ func compareAssignments(a, b OxidationAssignment) int {
 	}
 	return 0
 }
+
+// ParseOxidationStateSet reads a set's name: "common", "icsd" or "all".
+func ParseOxidationStateSet(name string) (OxidationStateSet, error) {
+	for _, s := range []OxidationStateSet{CommonStates, ICSDStates, AllStates} {
+		if s.String() == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("%q: want common, icsd or all", name)
+}

@@ -2,10 +2,7 @@ package crystal
 
 import (
 	"bytes"
-	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -16,60 +13,28 @@ import (
 // POSCARs, broken variants of them, and the corpus under
 // testdata/fuzz/FuzzParsePOSCAR.
 func FuzzParsePOSCAR(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "poscar", "*"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range files {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
+	seedCorpus(f, "poscar", "*", func(data []byte) [][]byte {
+		return [][]byte{
+			data[:len(data)/2],                                                     // truncated
+			bytes.Replace(data, []byte("\n"), nil, 3),                              // header lines merged
+			bytes.ReplaceAll(data, []byte("Direct"), []byte("Cartesian")),          // mode switched
+			bytes.Replace(data, []byte("1.0"), []byte("-1e-300"), 1),               // volume scaling of a huge cell
+			bytes.ReplaceAll(data, []byte("0.0"), []byte("1e308")),                 // overflow
+			append([]byte("Selective dynamics\n"), data...),                        // stray line
+			bytes.ReplaceAll(data, []byte("T   T   T"), []byte("T T")),             // flags cut
+			bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n")),                   // CRLF
+			bytes.ReplaceAll(data, []byte("     4     4"), []byte("   4000 4000")), // too many sites
 		}
-		f.Add(data)
-		f.Add(data[:len(data)/2])                                                     // truncated
-		f.Add(bytes.Replace(data, []byte("\n"), nil, 3))                              // header lines merged
-		f.Add(bytes.ReplaceAll(data, []byte("Direct"), []byte("Cartesian")))          // mode switched
-		f.Add(bytes.Replace(data, []byte("1.0"), []byte("-1e-300"), 1))               // volume scaling of a huge cell
-		f.Add(bytes.ReplaceAll(data, []byte("0.0"), []byte("1e308")))                 // overflow
-		f.Add(append([]byte("Selective dynamics\n"), data...))                        // stray line
-		f.Add(bytes.ReplaceAll(data, []byte("T   T   T"), []byte("T T")))             // flags cut
-		f.Add(bytes.ReplaceAll(data, []byte("\n"), []byte("\r\n")))                   // CRLF
-		f.Add(bytes.ReplaceAll(data, []byte("     4     4"), []byte("   4000 4000"))) // too many sites
-	}
-	for _, s := range []string{
+	},
 		"", "\n", "x\n1\n", "x\n1 1 1\n1 0 0\n0 1 0\n0 0 1\nH\n1\nD\n0 0 0\n",
 		"x\n-1\n1 0 0\n0 1 0\n0 0 1\n1\nC\n0 0 0 H\n",
 		"x\n1\n1 0 0\n0 1 0\n0 0 1\nH He\n1 1\nSel\nK\n0 0 0 T T T\n.5 .5 .5 F F F\n",
-	} {
-		f.Add([]byte(s))
-	}
+	)
 	sentinels := []error{ErrBadPOSCAR, ErrNoSpecies, ErrBadLattice, ErrBadStructure, ErrUnknownElement, ErrTooManySites}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParsePOSCAR(data)
-		if err != nil {
-			if s != nil {
-				t.Fatalf("structure returned with error %v", err)
-			}
-			for _, sentinel := range sentinels {
-				if errors.Is(err, sentinel) {
-					return
-				}
-			}
-			t.Fatalf("error %v wraps none of the documented sentinels", err)
+		if s, err := ParsePOSCAR(data); accepted(t, s, err, sentinels) {
+			writeReadBack(t, s, data, "POSCAR", WritePOSCAR, ParsePOSCAR)
 		}
-		checkReadStructure(t, s)
-		var buf bytes.Buffer
-		if err := WritePOSCAR(&buf, s, string(data[:min(len(data), 80)])); err != nil {
-			if errors.Is(err, ErrBadLattice) {
-				return // a cell whose written vectors are coplanar, documented
-			}
-			t.Fatalf("WritePOSCAR: %v", err)
-		}
-		back, err := ParsePOSCAR(buf.Bytes())
-		if err != nil {
-			t.Fatalf("reading the written POSCAR: %v\n%s", err, buf.Bytes())
-		}
-		requireCloseRoundTrip(t, back, s, 1e-12)
 	})
 }
 

@@ -362,3 +362,37 @@ func WriteStructure(w io.Writer, s *Structure, f Format, title string) error {
 	}
 	return fmt.Errorf("%w: cannot write %s (want cif, poscar, json or xyz)", ErrUnknownFormat, f)
 }
+
+// ParseConversion reads the flags of "crucible convert": the output
+// format (to, else the format of out's name), the input format (from,
+// empty to recognise it) and the species of a VASP 4 POSCAR ("Fe,O").
+func ParseConversion(to, from, out, species string) (Format, ReadOptions, error) {
+	var opt ReadOptions
+	var target Format
+	var err error
+	switch {
+	case to != "":
+		if target, err = ParseWriteFormat(to); err != nil {
+			return 0, opt, fmt.Errorf("--to: %w", err)
+		}
+	case out != "" && out != "-" && FormatOfFileName(out) != FormatUnknown:
+		target = FormatOfFileName(out)
+	default:
+		return 0, opt, errors.New("--to is required (cif, poscar, json or xyz) unless --out names a .cif, .vasp, POSCAR, .json or .xyz file")
+	}
+	if from != "" {
+		if opt.Format, err = ParseFormat(from); err != nil {
+			return 0, opt, fmt.Errorf("--from: %w", err)
+		}
+	}
+	if species != "" {
+		for _, sym := range strings.FieldsFunc(species, func(r rune) bool { return r == ',' || r == ' ' }) {
+			e, err := ElementBySymbol(sym)
+			if err != nil {
+				return 0, opt, fmt.Errorf("--species: %w", err)
+			}
+			opt.Species = append(opt.Species, e)
+		}
+	}
+	return target, opt, nil
+}

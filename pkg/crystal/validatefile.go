@@ -141,6 +141,18 @@ type CodedReason struct {
 	Detail string     `json:"detail"`
 }
 
+// JudgeFormulas judges every formula and counts the invalid or
+// unparsable ones.
+func JudgeFormulas(formulas []string) (vs []FormulaVerdict, bad int) {
+	vs = make([]FormulaVerdict, len(formulas))
+	for i, f := range formulas {
+		if vs[i] = JudgeFormula(f); !vs[i].Valid {
+			bad++
+		}
+	}
+	return vs, bad
+}
+
 // JudgeFormula parses and judges one formula; an unparsable one is invalid
 // with the reason unreadable.
 func JudgeFormula(formula string) FormulaVerdict {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 )
 
 // ErrChecksum is matched (errors.Is) by a file whose content does not have
@@ -118,4 +119,33 @@ func Problems(statuses []Status) []Status {
 		}
 	}
 	return out
+}
+
+// WriteCheck writes statuses as "crucible data check" does: the
+// directory, a table of state, file, size and whether the oracle needs
+// it, then the errors met reading files.
+func WriteCheck(w io.Writer, dir string, statuses []Status) error {
+	fmt.Fprintf(w, "data directory %s\n", dir)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tFILE\tSIZE\tNEEDED")
+	for _, s := range statuses {
+		need := "optional"
+		if s.File.Required {
+			need = "required"
+		}
+		size := "-"
+		if s.State != Missing {
+			size = fmt.Sprint(s.Size)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.State, s.File.Path, size, need)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range statuses {
+		if s.Err != nil {
+			fmt.Fprintf(w, "%s: %v\n", s.File.Path, s.Err)
+		}
+	}
+	return nil
 }

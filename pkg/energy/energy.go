@@ -87,13 +87,31 @@ func (c *Calculator) Model() *m3gnet.Model { return c.model }
 // (data/*.yaml, data/*.json.gz) and the reference tables whose phases make
 // the hull (data/*.csv), in parallel. Missing files are an error matching
 // datadir.ErrMissing that lists them.
-func Open(dir string) (*Calculator, error) {
+func Open(dir string) (*Calculator, error) { return open(dir, nil, true) }
+
+// OpenWithReference is Open with reference tables already loaded (an
+// oracle's, pkg/oracle's Oracle.Reference): the hull is built over their
+// phases.
+func OpenWithReference(dir string, ref *reference.DB) (*Calculator, error) {
+	return open(dir, ref, false)
+}
+
+// OpenFormation loads the potential and MP's corrections and elemental
+// references: a calculator of relaxations and formation energies, without
+// hull distances.
+func OpenFormation(dir string) (*Calculator, error) { return open(dir, nil, false) }
+
+// open loads the potential and the corrections, and the reference tables
+// too with tables; the hull is built over the tables' phases, or ref's.
+func open(dir string, ref *reference.DB, tables bool) (*Calculator, error) {
 	need := []string{
 		m3gnet.DataPath + "/state.pt", m3gnet.DataPath + "/model.json",
 		mpcompat.FileMP2020, mpcompat.FileLegacy, mpcompat.FileReferences,
 	}
-	for _, t := range reference.Tables() {
-		need = append(need, datadir.TablesDir+"/"+t.File())
+	if tables {
+		for _, t := range reference.Tables() {
+			need = append(need, datadir.TablesDir+"/"+t.File())
+		}
 	}
 	if err := datadir.Require(dir, need...); err != nil {
 		return nil, fmt.Errorf("open energy calculator: %w", err)
@@ -101,43 +119,20 @@ func Open(dir string) (*Calculator, error) {
 	var (
 		model            *m3gnet.Model
 		compat           *mpcompat.Compat
-		ref              *reference.DB
 		mErr, cErr, rErr error
 		wg               sync.WaitGroup
 	)
 	wg.Go(func() { model, mErr = m3gnet.LoadData(dir) })
 	wg.Go(func() { compat, cErr = mpcompat.Load(dir) })
-	wg.Go(func() { ref, rErr = reference.Load(datadir.Tables(dir)) })
+	if tables {
+		wg.Go(func() { ref, rErr = reference.Load(datadir.Tables(dir)) })
+	}
 	wg.Wait()
 	if err := errors.Join(mErr, cErr, rErr); err != nil {
 		return nil, fmt.Errorf("open energy calculator: %w", err)
 	}
-	h, err := NewReferenceHull(ref)
-	if err != nil {
-		return nil, err
-	}
-	return New(model, compat, h), nil
-}
-
-// OpenWithReference is Open with reference tables already loaded (an
-// oracle's, pkg/oracle's Oracle.Reference): the hull is built over their
-// phases.
-func OpenWithReference(dir string, ref *reference.DB) (*Calculator, error) {
-	if err := datadir.Require(dir, m3gnet.DataPath+"/state.pt", m3gnet.DataPath+"/model.json",
-		mpcompat.FileMP2020, mpcompat.FileLegacy, mpcompat.FileReferences); err != nil {
-		return nil, fmt.Errorf("open energy calculator: %w", err)
-	}
-	var (
-		model      *m3gnet.Model
-		compat     *mpcompat.Compat
-		mErr, cErr error
-		wg         sync.WaitGroup
-	)
-	wg.Go(func() { model, mErr = m3gnet.LoadData(dir) })
-	wg.Go(func() { compat, cErr = mpcompat.Load(dir) })
-	wg.Wait()
-	if err := errors.Join(mErr, cErr); err != nil {
-		return nil, fmt.Errorf("open energy calculator: %w", err)
+	if ref == nil {
+		return New(model, compat, nil), nil
 	}
 	h, err := NewReferenceHull(ref)
 	if err != nil {

@@ -2,7 +2,9 @@ package energy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,7 +218,7 @@ func (r FileResult) RelaxedLine() string {
 	a, b, c, al, be, ga := x.Structure.Lattice.Parameters()
 	parts := []string{r.File, x.Structure.Composition().ReducedFormula(), fmt.Sprintf("converged=%v steps=%d", x.Converged, x.Steps),
 		fmt.Sprintf("energy_per_atom=%.6f eV/atom", x.EnergyPerAtom),
-		"formation_energy_per_atom=" + optText(s.FormationEnergyPerAtom), "e_above_hull=" + optText(s.EAboveHull),
+		"formation_energy_per_atom=" + PerAtomText(s.FormationEnergyPerAtom), "e_above_hull=" + PerAtomText(s.EAboveHull),
 		fmt.Sprintf("abc=%.4f %.4f %.4f Å angles=%.2f %.2f %.2f° volume=%.3f Å³", a, b, c, al, be, ga, x.Structure.Volume())}
 	if len(x.Warnings) > 0 {
 		parts = append(parts, "warning: "+strings.Join(x.Warnings, "; "))
@@ -224,9 +226,35 @@ func (r FileResult) RelaxedLine() string {
 	return strings.Join(parts, "  ")
 }
 
-func optText(v *float64) string {
+// PerAtomText writes an energy per atom (eV/atom) to four decimals, or
+// n/a for none.
+func PerAtomText(v *float64) string {
 	if v == nil {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.4f eV/atom", *v)
+}
+
+// WriteResults writes a line per file as "crucible energy" and "crucible
+// relax" do: record(i) as JSON with asJSON, else text(r) on w and a
+// failure on errw. It returns how many files failed.
+func WriteResults(w, errw io.Writer, asJSON bool, res []FileResult, record func(i int) any, text func(FileResult) string) (failed int, err error) {
+	enc := json.NewEncoder(w)
+	for i, r := range res {
+		switch {
+		case asJSON:
+			err = enc.Encode(record(i))
+		case r.Err != nil:
+			_, err = fmt.Fprintf(errw, "%s: %v\n", r.File, r.Err)
+		default:
+			_, err = fmt.Fprintln(w, text(r))
+		}
+		if err != nil {
+			return failed, err
+		}
+		if r.Err != nil {
+			failed++
+		}
+	}
+	return failed, nil
 }

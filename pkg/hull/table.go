@@ -3,9 +3,11 @@ package hull
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
 )
@@ -102,4 +104,28 @@ func Table(entries []CSVEntry, queries []Query) ([]Row, error) {
 		})
 	}
 	return rows, nil
+}
+
+// WriteRows writes rows as "crucible hull" does: one JSON object per
+// line, or an aligned table.
+func WriteRows(w io.Writer, rows []Row, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "id\tformula\te_above_hull\thull_energy_per_atom\tstable\tdecomposition")
+	for _, r := range rows {
+		stable := "-"
+		if r.Stable != nil {
+			stable = strconv.FormatBool(*r.Stable)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%.6f\t%s\t%s\n", r.ID, r.Formula, r.EAboveHull, r.HullEnergy, stable, r.Decomposition)
+	}
+	return tw.Flush()
 }

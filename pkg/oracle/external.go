@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
-	"github.com/crucible-sci/crucible/pkg/plugin"
+	"github.com/crucible-sci/crucible/pkg/modelserver"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
 
-// SourcePlugin: predicted by a plug-in model server (pkg/plugin).
+// SourcePlugin: predicted by a plug-in model server (pkg/modelserver).
 const SourcePlugin Source = "plugin"
 
 // ReasonPlugin (warning): a plug-in gave no value for the structure; the
@@ -18,10 +18,10 @@ const ReasonPlugin crystal.ReasonCode = "plugin"
 
 // External is a property model outside the oracle, a plug-in model server:
 // one value or error per structure, in order. An implementation over NATS
-// request/reply is internal/plugin's Client.
+// request/reply is internal/modelclient's Client.
 type External interface {
-	Model() plugin.Model
-	Predict(ctx context.Context, structs []*crystal.Structure) []plugin.Value
+	Model() modelserver.Model
+	Predict(ctx context.Context, structs []*crystal.Structure) []modelserver.Value
 }
 
 // completeExternal asks the plug-ins for the properties the requests name,

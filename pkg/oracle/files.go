@@ -2,10 +2,16 @@ package oracle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/messages"
+	"github.com/crucible-sci/crucible/pkg/relax"
 	"github.com/crucible-sci/crucible/pkg/spacegroup"
 	"github.com/crucible-sci/crucible/pkg/task"
 )
@@ -20,6 +26,9 @@ type FileResult struct {
 	// Err is set for a file without a structure to evaluate; Result then
 	// holds only the reason (SetErr).
 	Err error
+	// Relaxed is the M3GNet relaxation Structure came from (PredictFiles
+	// with a calculator); nil otherwise.
+	Relaxed *energy.Relaxed
 }
 
 // SetErr records why the file has no structure to evaluate: Err, and the
@@ -48,6 +57,35 @@ func ReadFiles(files []string) []FileResult {
 		out[i].Structure = s
 	}
 	return out
+}
+
+// PredictFiles reads every file, relaxes the structures on calc's
+// potential first when calc is not nil (on up to workers goroutines; a
+// structure that cannot be relaxed gets the reason relaxation_failed, and
+// one of more atoms than the validity limit is not relaxed), and
+// evaluates them in one batch (EvaluateFiles).
+func (o *Oracle) PredictFiles(ctx context.Context, calc *energy.Calculator, paths []string, withHull bool, workers int) (files []FileResult, failed int, err error) {
+	files = ReadFiles(paths)
+	if calc != nil {
+		var sts []*crystal.Structure
+		var which []int
+		for i, f := range files {
+			// Cells the oracle will not predict (too many atoms) are not relaxed.
+			if f.Err == nil && f.Structure.NumSites() <= crystal.DefaultMaxAtoms {
+				sts, which = append(sts, f.Structure), append(which, i)
+			}
+		}
+		res, errs := calc.RelaxAll(ctx, sts, relax.Options{}, workers)
+		for k, i := range which {
+			if errs[k] != nil {
+				files[i].SetErr("relaxation_failed", errs[k])
+				continue
+			}
+			files[i].Relaxed, files[i].Structure = res[k], res[k].Structure
+		}
+	}
+	failed, err = o.EvaluateFiles(ctx, files, withHull)
+	return files, failed, err
 }
 
 // EvaluateFiles evaluates the structures of the files without Err in one
@@ -96,6 +134,8 @@ type FileRecord struct {
 	// SpaceGroup is the structure's space group at the default tolerance
 	// (spacegroup.DefaultSymPrec); absent when it cannot be detected.
 	SpaceGroup *spacegroup.Name `json:"space_group,omitempty"`
+	// Relaxation summarises the relaxation the structure came from.
+	Relaxation *energy.Summary `json:"relaxation,omitempty"`
 }
 
 // RecordValue is a property of a FileRecord: uncertainty is always present
@@ -131,7 +171,7 @@ func (f FileResult) Record() FileRecord {
 	rec := FileRecord{
 		File: f.File, Formula: r.Formula, Valid: r.Valid, Predicted: r.Predicted, Known: r.Known, Novelty: r.Novelty,
 		OxidationStates: r.OxidationStates, Reasons: r.Reasons, Warnings: r.Warnings, Properties: map[string]RecordValue{},
-		SpaceGroup: r.SpaceGroup,
+		SpaceGroup: r.SpaceGroup, Relaxation: f.Relaxed.Summary(),
 	}
 	if r.Class != "" {
 		class := string(r.Class)
@@ -166,4 +206,70 @@ func (r Result) PropertyNames() []string {
 		}
 	}
 	return out
+}
+
+// stabilityLine is a line of "crucible predict --hull --json".
+type stabilityLine struct {
+	FileRecord
+	StabilityRecord
+}
+
+// WriteJSON writes the result as one line of "crucible predict --json":
+// the FileRecord, and the StabilityRecord with withHull.
+func (f FileResult) WriteJSON(w io.Writer, withHull bool) error {
+	var v any = f.Record()
+	if withHull {
+		v = stabilityLine{FileRecord: f.Record(), StabilityRecord: f.StabilityRecord()}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write %s: %w", f.File, err)
+	}
+	return nil
+}
+
+// Line is the result of a file with a structure as one line of "crucible
+// predict": file, reduced formula, novelty, bonding class, validity (with
+// the reasons), every property as Value.Text gives it, the space group,
+// with withHull the energy above the hull and the decomposition, the
+// relaxation, and the warnings.
+func (f FileResult) Line(withHull bool) string {
+	r := f.Result
+	parts := []string{f.File, r.Formula}
+	switch {
+	case r.Novelty != nil:
+		parts = append(parts, r.Novelty.String())
+	case r.Known:
+		parts = append(parts, "known")
+	default:
+		parts = append(parts, "novel")
+	}
+	if r.Class != "" {
+		parts = append(parts, string(r.Class))
+	}
+	if r.Valid {
+		parts = append(parts, "valid")
+	} else {
+		parts = append(parts, "invalid: "+ReasonsText(r.Reasons))
+	}
+	for _, name := range r.PropertyNames() {
+		parts = append(parts, r.Properties[name].Text(name))
+	}
+	if sg := r.SpaceGroup; sg != nil {
+		parts = append(parts, "space group "+sg.String())
+	}
+	if withHull && r.Stability != nil {
+		st := r.Stability
+		parts = append(parts, fmt.Sprintf("e_above_hull=%.4g eV/atom (%s energy)", st.EAboveHull, st.FormationEnergySource),
+			"decomposition="+st.DecompositionText())
+	}
+	if rl := f.Relaxed.Summary(); rl != nil {
+		parts = append(parts, fmt.Sprintf("relaxed: converged=%v steps=%d m3gnet_formation_energy=%s e_above_hull=%s",
+			rl.Converged, rl.Steps, energy.PerAtomText(rl.FormationEnergyPerAtom), energy.PerAtomText(rl.EAboveHull)))
+	}
+	if len(r.Warnings) > 0 {
+		parts = append(parts, "warning: "+ReasonsText(r.Warnings))
+	}
+	return strings.Join(parts, "  ")
 }

@@ -21,64 +21,6 @@ import (
 // agree however the crystal is written down.
 const invarianceTol = 1e-9
 
-// rotated returns s with its lattice (and so its atoms) rotated by the
-// rotation of unit quaternion q.
-func rotated(t *testing.T, s *crystal.Structure, q [4]float64) *crystal.Structure {
-	t.Helper()
-	w, x, y, z := q[0], q[1], q[2], q[3]
-	r := [3][3]float64{
-		{1 - 2*(y*y+z*z), 2 * (x*y - w*z), 2 * (x*z + w*y)},
-		{2 * (x*y + w*z), 1 - 2*(x*x+z*z), 2 * (y*z - w*x)},
-		{2 * (x*z - w*y), 2 * (y*z + w*x), 1 - 2*(x*x+y*y)},
-	}
-	m := s.Lattice.Matrix()
-	var rm [3][3]float64
-	for i := range 3 {
-		for j := range 3 {
-			for k := range 3 {
-				rm[i][j] += r[j][k] * m[i][k]
-			}
-		}
-	}
-	l, err := crystal.NewLattice(rm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := s.Copy()
-	out.Lattice = l
-	return out
-}
-
-// randomRotation is a uniformly distributed rotation (Shoemake, "Uniform
-// random rotations", Graphics Gems III (1992)) as a unit quaternion.
-func randomRotation(rng *rand.Rand) [4]float64 {
-	u1, u2, u3 := rng.Float64(), 2*math.Pi*rng.Float64(), 2*math.Pi*rng.Float64()
-	a, b := math.Sqrt(1-u1), math.Sqrt(u1)
-	return [4]float64{b * math.Cos(u3), a * math.Sin(u2), a * math.Cos(u2), b * math.Sin(u3)}
-}
-
-// translated returns s with every site moved by the fractional vector d,
-// wrapped back into the cell when wrap is set.
-func translated(s *crystal.Structure, d crystal.Vec3, wrap bool) *crystal.Structure {
-	out := s.Copy()
-	for i := range out.Frac {
-		out.Frac[i] = out.Frac[i].Add(d)
-	}
-	if wrap {
-		return out.Wrapped()
-	}
-	return out
-}
-
-// permuted returns s with its sites in the order perm.
-func permuted(s *crystal.Structure, perm []int) *crystal.Structure {
-	out := s.Copy()
-	for i, p := range perm {
-		out.Species[i], out.Frac[i] = s.Species[p], s.Frac[p]
-	}
-	return out
-}
-
 // roundTrip writes s in format f and reads it back.
 func roundTrip(t *testing.T, s *crystal.Structure, f crystal.Format) *crystal.Structure {
 	t.Helper()
@@ -124,25 +66,7 @@ func invarianceStructures(t *testing.T) (names []string, structs []*crystal.Stru
 		names = append(names, c.proto+"-"+c.formula)
 		structs = append(structs, crystaltest.Build(t, c.proto, c.formula))
 	}
-	// NaPrCl4 as a campaign makes it: a fluorite SrCl2 cell doubled, its two
-	// cations replaced by Na and Pr.
-	sc, err := crystaltest.Build(t, "fluorite", "SrCl2").Supercell(2, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cations []int
-	for i, e := range sc.Species {
-		if e == crystal.MustElement("Sr") {
-			cations = append(cations, i)
-		}
-	}
-	s, err := crystal.SubstituteSites(sc, cations[:1], crystal.MustElement("Na"))
-	if err == nil {
-		s, err = crystal.SubstituteSites(s, cations[1:], crystal.MustElement("Pr"))
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := crystaltest.NaPrCl4(t)
 	names = append(names, "fluorite-NaPrCl4")
 	structs = append(structs, s)
 	// A double perovskite: Sr2TiZrO6 from a 2×1×1 SrTiO3.
@@ -172,17 +96,17 @@ func variants(t *testing.T, rng *rand.Rand, s *crystal.Structure) []variant {
 	t.Helper()
 	var out []variant
 	for k := range 3 {
-		out = append(out, variant{fmt.Sprintf("rotation %d", k), rotated(t, s, randomRotation(rng))})
+		out = append(out, variant{fmt.Sprintf("rotation %d", k), crystaltest.Rotated(t, s, crystaltest.RandomRotation(rng))})
 	}
 	shift := crystal.Vec3{rng.Float64(), rng.Float64(), rng.Float64()}
 	out = append(out,
-		variant{"origin shift", translated(s, shift, false)},
-		variant{"origin shift, wrapped", translated(s, shift, true)},
-		variant{"origin shift by a third", translated(s, crystal.Vec3{1.0 / 3, 2.0 / 3, 0.5}, true)},
-		variant{"sites reversed", permuted(s, reversedOrder(s.NumSites()))},
-		variant{"sites shuffled", permuted(s, rng.Perm(s.NumSites()))},
+		variant{"origin shift", crystaltest.Translated(s, shift, false)},
+		variant{"origin shift, wrapped", crystaltest.Translated(s, shift, true)},
+		variant{"origin shift by a third", crystaltest.Translated(s, crystal.Vec3{1.0 / 3, 2.0 / 3, 0.5}, true)},
+		variant{"sites reversed", crystaltest.Permuted(s, reversedOrder(s.NumSites()))},
+		variant{"sites shuffled", crystaltest.Permuted(s, rng.Perm(s.NumSites()))},
 	)
-	all := permuted(translated(rotated(t, s, randomRotation(rng)), crystal.Vec3{rng.Float64(), rng.Float64(), rng.Float64()}, true),
+	all := crystaltest.Permuted(crystaltest.Translated(crystaltest.Rotated(t, s, crystaltest.RandomRotation(rng)), crystal.Vec3{rng.Float64(), rng.Float64(), rng.Float64()}, true),
 		rng.Perm(s.NumSites()))
 	out = append(out, variant{"rotated, shifted, shuffled", all})
 	for _, f := range crystal.WriteFormats {

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sync"
 
 	"github.com/crucible-sci/crucible/pkg/crystal"
-	"github.com/crucible-sci/crucible/pkg/datadir"
-	"github.com/crucible-sci/crucible/pkg/m3gnet"
+	"github.com/crucible-sci/crucible/pkg/energy"
 	"github.com/crucible-sci/crucible/pkg/mpcompat"
 	"github.com/crucible-sci/crucible/pkg/relax"
 	"github.com/crucible-sci/crucible/pkg/task"
@@ -47,50 +44,31 @@ type RelaxOptions struct {
 }
 
 // Relaxer is the oracle's relax tier: it relaxes a structure with the
-// M3GNet universal potential (FIRE on positions and cell, pkg/relax) and
-// turns the relaxed total energy into a formation energy with MP's
-// elemental references and corrections (pkg/mpcompat). It is safe for
+// M3GNet universal potential (FIRE on positions and cell) and turns the
+// relaxed total energy into a formation energy with MP's elemental
+// references and corrections, both by pkg/energy. It is safe for
 // concurrent use; each call relaxes on the calling goroutine.
 type Relaxer struct {
-	model  *m3gnet.Model
-	compat *mpcompat.Compat
-	opts   RelaxOptions
-	calcs  sync.Pool // *m3gnet.Calculator: workspaces reused across calls
+	calc *energy.Calculator
+	opts RelaxOptions
 }
 
 // OpenRelaxer loads the potential and MP's corrections and references
 // from a data directory (models/m3gnet/, data/). Missing files are an
 // error matching ErrMissingData.
 func OpenRelaxer(dir string, opts RelaxOptions) (*Relaxer, error) {
-	need := []string{
-		filepath.ToSlash(m3gnet.DataPath) + "/model.json",
-		filepath.ToSlash(m3gnet.DataPath) + "/state.pt",
-		mpcompat.FileLegacy, mpcompat.FileMP2020, mpcompat.FileReferences,
-	}
-	if err := datadir.Require(dir, need...); err != nil {
+	c, err := energy.OpenFormation(dir)
+	if err != nil {
 		return nil, fmt.Errorf("open relax tier: %w", err)
 	}
-	var (
-		model      *m3gnet.Model
-		compat     *mpcompat.Compat
-		mErr, cErr error
-		wg         sync.WaitGroup
-	)
-	wg.Go(func() { model, mErr = m3gnet.LoadData(dir) })
-	wg.Go(func() { compat, cErr = mpcompat.Load(dir) })
-	wg.Wait()
-	if err := errors.Join(mErr, cErr); err != nil {
-		return nil, fmt.Errorf("open relax tier: %w", err)
-	}
-	return NewRelaxer(model, compat, opts), nil
+	return NewRelaxer(c, opts), nil
 }
 
-// NewRelaxer assembles a relax tier from a loaded potential and MP's
-// corrections.
-func NewRelaxer(model *m3gnet.Model, compat *mpcompat.Compat, opts RelaxOptions) *Relaxer {
-	r := &Relaxer{model: model, compat: compat, opts: opts}
-	r.calcs.New = func() any { return m3gnet.NewCalculator(model) }
-	return r
+// NewRelaxer assembles a relax tier on a calculator with MP's corrections
+// (its hull, if any, is not used: the oracle places the relaxed structure
+// itself).
+func NewRelaxer(c *energy.Calculator, opts RelaxOptions) *Relaxer {
+	return &Relaxer{calc: c.WithScheme(opts.scheme()), opts: opts}
 }
 
 // scheme is the correction scheme of the options.
@@ -133,32 +111,26 @@ func (r *Relaxation) EnergyPerAtom() float64 {
 // MaxSteps is not (Relaxation.Converged is false).
 func (r *Relaxer) Relax(ctx context.Context, s *crystal.Structure) (*Relaxation, error) {
 	for _, el := range s.Composition().Elements() {
-		if !r.model.Supports(el) {
+		if !r.calc.Model().Supports(el) {
 			return nil, fmt.Errorf("relax: %s is not an element of the potential", el.Symbol())
 		}
 	}
-	calc := r.calcs.Get().(*m3gnet.Calculator)
-	defer r.calcs.Put(calc)
-	res, err := relax.Relax(ctx, calc, m3gnet.FromStructure(s), relax.Options{FMax: r.opts.FMax, MaxSteps: r.opts.MaxSteps})
+	res, err := r.calc.Relax(ctx, s, relax.Options{FMax: r.opts.FMax, MaxSteps: r.opts.MaxSteps})
 	if err != nil {
 		return nil, fmt.Errorf("relax: %w", err)
 	}
-	rs, err := res.System.Structure()
-	if err != nil {
-		return nil, fmt.Errorf("relax: relaxed cell: %w", err)
-	}
-	rs = rs.Wrapped()
-	fe, adj, err := r.compat.FormationEnergyPerAtom(r.opts.scheme(), rs, res.Energy)
-	if err != nil {
+	f := res.Formation
+	if f == nil {
+		_, err := r.calc.Formation(res.Structure, res.Energy)
 		return nil, fmt.Errorf("relax: formation energy: %w", err)
 	}
-	if !isFinite(fe) {
-		return nil, fmt.Errorf("relax: formation energy %v", fe)
+	if !isFinite(f.EnergyPerAtom) {
+		return nil, fmt.Errorf("relax: formation energy %v", f.EnergyPerAtom)
 	}
 	return &Relaxation{
-		Structure: rs, Converged: res.Converged, Steps: res.Steps, FMax: res.FMax,
+		Structure: res.Structure, Converged: res.Converged, Steps: res.Steps, FMax: res.FMax,
 		InitialEnergy: res.InitialEnergy, Energy: res.Energy,
-		FormationEnergy: fe, Scheme: r.opts.scheme(), Corrections: adj,
+		FormationEnergy: f.EnergyPerAtom, Scheme: r.calc.Scheme(), Corrections: f.Corrections,
 	}, nil
 }
 

@@ -187,26 +187,19 @@ type Edit struct {
 func ApplyEdits(in Input, edits []Edit) ([]ExperienceOp, []Dropped) {
 	r := newReflection(in)
 	r.directives()
-	work := map[string]Experience{}
 	old := map[string]*Experience{}
 	for i := range in.Existing {
-		e := in.Existing[i]
-		if e.Key != "" {
-			work[e.Key], old[e.Key] = e, &in.Existing[i]
+		if in.Existing[i].Key != "" {
+			old[in.Existing[i].Key] = &in.Existing[i]
 		}
 	}
+	b := newBankEdit(old)
+	work, why, del := b.work, b.why, b.del
 	var dropped []Dropped
 	drop := func(e Edit, format string, args ...any) {
 		dropped = append(dropped, Dropped{What: e.Op + " " + e.Key, Reason: fmt.Sprintf(format, args...)})
 	}
-	why := map[string]string{}
 	reason := map[string]string{}
-	var deletes []ExperienceOp
-	del := func(key, edit, because string) {
-		deletes = append(deletes, ExperienceOp{Delete: true, Experience: Experience{Key: key}, Edit: edit, Reason: because})
-		delete(work, key)
-		delete(why, key)
-	}
 	texts := func(except ...string) map[string]bool {
 		m := map[string]bool{}
 		for k, e := range work {
@@ -287,12 +280,7 @@ func ApplyEdits(in Input, edits []Edit) ([]ExperienceOp, []Dropped) {
 				continue
 			}
 			for _, fk := range sources {
-				if _, wasOld := old[fk]; wasOld {
-					del(fk, EditMerge, "merged into "+key)
-				} else {
-					delete(work, fk)
-					delete(why, fk)
-				}
+				b.remove(fk, EditMerge, "merged into "+key)
 			}
 		}
 		outcome := e.Outcome
@@ -302,38 +290,8 @@ func ApplyEdits(in Input, edits []Edit) ([]ExperienceOp, []Dropped) {
 		work[key] = r.withEvidence(Experience{Key: key, Kind: kind, Text: text, Outcome: outcome, Campaigns: r.campaigns(from...)}, others, q)
 		why[key], reason[key] = e.Op, strings.TrimSpace(e.Reason)
 	}
-	// Bound the bank.
-	if extra := len(work) - r.opt.MaxLessons; extra > 0 {
-		all := make([]Experience, 0, len(work))
-		for _, e := range work {
-			all = append(all, e)
-		}
-		sort.Slice(all, func(i, j int) bool {
-			if all[i].Support != all[j].Support {
-				return all[i].Support < all[j].Support
-			}
-			return all[i].Key < all[j].Key
-		})
-		for _, e := range all[:extra] {
-			if _, wasOld := old[e.Key]; wasOld && !deleted(deletes, e.Key) {
-				del(e.Key, EditDelete, fmt.Sprintf("bank bound: %d lessons at most, support %d among the lowest", r.opt.MaxLessons, e.Support))
-			} else {
-				delete(work, e.Key)
-				delete(why, e.Key)
-			}
-		}
-	}
-	sort.SliceStable(deletes, func(i, j int) bool { return deletes[i].Experience.Key < deletes[j].Experience.Key })
-	puts := make([]string, 0, len(why))
-	for k := range why {
-		puts = append(puts, k)
-	}
-	sort.Strings(puts)
-	ops := deletes
-	for _, k := range puts {
-		ops = append(ops, ExperienceOp{Experience: work[k], Edit: why[k], Reason: reason[k]})
-	}
-	return ops, dropped
+	b.bound(r.opt.MaxLessons)
+	return b.ops(func(k string) string { return reason[k] }), dropped
 }
 
 // subject reads a lesson key: its normal form, kind, and the campaign's

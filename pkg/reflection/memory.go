@@ -168,17 +168,8 @@ func (r *reflection) memory() []ExperienceOp {
 			old[e.Key] = &e
 		}
 	}
-	work := make(map[string]Experience, len(old))
-	for k, e := range old {
-		work[k] = *e
-	}
-	why := map[string]string{}
-	var deletes []ExperienceOp
-	del := func(key, edit, reason string) {
-		deletes = append(deletes, ExperienceOp{Delete: true, Experience: Experience{Key: key}, Edit: edit, Reason: reason})
-		delete(work, key)
-		delete(why, key)
-	}
+	b := newBankEdit(old)
+	work, why, del := b.work, b.why, b.del
 
 	// Contradictions.
 	for _, d := range r.revoked {
@@ -282,12 +273,7 @@ func (r *reflection) memory() []ExperienceOp {
 			}
 			e := r.withEvidence(Experience{Key: gk, Kind: kind, Text: text(g, earlier), Outcome: outcome(g), Campaigns: r.campaigns(from...)}, ev, cur)
 			for _, k := range members {
-				if _, wasOld := old[k]; wasOld {
-					del(k, EditMerge, "merged into "+gk)
-				} else {
-					delete(work, k)
-					delete(why, k)
-				}
+				b.remove(k, EditMerge, "merged into "+gk)
 			}
 			if prev, ok := work[gk]; !ok || !sameLesson(prev, e) {
 				work[gk], why[gk] = e, EditMerge
@@ -297,39 +283,8 @@ func (r *reflection) memory() []ExperienceOp {
 	merge(KindSystem, systemOf, SystemKey, r.systemQueries, r.systemText, r.systemOutcome)
 	merge(KindFamily, familyOf, FamilyKey, r.familyQueries, r.familyText, r.familyOutcome)
 
-	// Bound the bank.
-	if extra := len(work) - r.opt.MaxLessons; extra > 0 {
-		all := make([]Experience, 0, len(work))
-		for _, e := range work {
-			all = append(all, e)
-		}
-		sort.Slice(all, func(i, j int) bool {
-			if all[i].Support != all[j].Support {
-				return all[i].Support < all[j].Support
-			}
-			return all[i].Key < all[j].Key
-		})
-		for _, e := range all[:extra] {
-			if _, wasOld := old[e.Key]; wasOld && !deleted(deletes, e.Key) {
-				del(e.Key, EditDelete, fmt.Sprintf("bank bound: %d lessons at most, support %d among the lowest", r.opt.MaxLessons, e.Support))
-			} else {
-				delete(work, e.Key)
-				delete(why, e.Key)
-			}
-		}
-	}
-
-	sort.SliceStable(deletes, func(i, j int) bool { return deletes[i].Experience.Key < deletes[j].Experience.Key })
-	puts := make([]string, 0, len(why))
-	for k := range why {
-		puts = append(puts, k)
-	}
-	sort.Strings(puts)
-	ops := deletes
-	for _, k := range puts {
-		ops = append(ops, ExperienceOp{Experience: work[k], Edit: why[k], Reason: r.editReason(why[k], k)})
-	}
-	return ops
+	b.bound(r.opt.MaxLessons)
+	return b.ops(func(k string) string { return r.editReason(why[k], k) })
 }
 
 func deleted(ops []ExperienceOp, key string) bool {
@@ -688,4 +643,87 @@ func inSystem(c *comp) string {
 		return ""
 	}
 	return " (" + c.system + ")"
+}
+
+// bankEdit is a memory bank being edited: old is the bank as it was,
+// work the bank as edited, why the edit of each key put, deletes the keys
+// taken out of the bank.
+type bankEdit struct {
+	old     map[string]*Experience
+	work    map[string]Experience
+	why     map[string]string
+	deletes []ExperienceOp
+}
+
+func newBankEdit(old map[string]*Experience) *bankEdit {
+	b := &bankEdit{old: old, work: make(map[string]Experience, len(old)), why: map[string]string{}}
+	for k, e := range old {
+		b.work[k] = *e
+	}
+	return b
+}
+
+// del deletes key from the bank with the edit and its reason.
+func (b *bankEdit) del(key, edit, reason string) {
+	b.deletes = append(b.deletes, ExperienceOp{Delete: true, Experience: Experience{Key: key}, Edit: edit, Reason: reason})
+	b.discard(key)
+}
+
+// discard forgets a key that is not to be put.
+func (b *bankEdit) discard(key string) {
+	delete(b.work, key)
+	delete(b.why, key)
+}
+
+// remove deletes key from the bank if the bank had it, and otherwise only
+// discards it.
+func (b *bankEdit) remove(key, edit, reason string) {
+	if _, wasOld := b.old[key]; wasOld {
+		b.del(key, edit, reason)
+	} else {
+		b.discard(key)
+	}
+}
+
+// bound takes the least supported lessons (ties by key) out until at most
+// maxLessons remain.
+func (b *bankEdit) bound(maxLessons int) {
+	extra := len(b.work) - maxLessons
+	if extra <= 0 {
+		return
+	}
+	all := make([]Experience, 0, len(b.work))
+	for _, e := range b.work {
+		all = append(all, e)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Support != all[j].Support {
+			return all[i].Support < all[j].Support
+		}
+		return all[i].Key < all[j].Key
+	})
+	for _, e := range all[:extra] {
+		if deleted(b.deletes, e.Key) {
+			b.discard(e.Key)
+		} else {
+			b.remove(e.Key, EditDelete, fmt.Sprintf("bank bound: %d lessons at most, support %d among the lowest", maxLessons, e.Support))
+		}
+	}
+}
+
+// ops are the edits: the deletes, then the puts, each group by key, so
+// that a deleted and re-added key ends as the new lesson. reason gives a
+// put's reason.
+func (b *bankEdit) ops(reason func(key string) string) []ExperienceOp {
+	sort.SliceStable(b.deletes, func(i, j int) bool { return b.deletes[i].Experience.Key < b.deletes[j].Experience.Key })
+	puts := make([]string, 0, len(b.why))
+	for k := range b.why {
+		puts = append(puts, k)
+	}
+	sort.Strings(puts)
+	ops := b.deletes
+	for _, k := range puts {
+		ops = append(ops, ExperienceOp{Experience: b.work[k], Edit: b.why[k], Reason: reason(k)})
+	}
+	return ops
 }

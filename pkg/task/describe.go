@@ -1,8 +1,10 @@
 package task
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -83,4 +85,47 @@ func (t Task) SupportText() string {
 		return "support: every property from surrogates, the structure or the hull"
 	}
 	return "support: " + strings.Join(parts, "; ")
+}
+
+// WriteListing writes tasks as "crucible tasks" lists them, each with the
+// issues that name it (a JSON Listing per line, or WriteText's blocks with
+// a blank line between two), then the issues of rows that did not become
+// tasks as warnings.
+func WriteListing(w io.Writer, tasks []Task, issues []Issue, asJSON, detailed bool) error {
+	enc := json.NewEncoder(w)
+	for i, t := range tasks {
+		var mine []string
+		for _, is := range issues {
+			if is.Task == t.Name {
+				mine = append(mine, is.String())
+			}
+		}
+		var err error
+		if asJSON {
+			err = enc.Encode(t.Listing(mine))
+		} else {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			err = t.WriteText(w, mine, detailed)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, is := range issues {
+		if slices.ContainsFunc(tasks, func(t Task) bool { return t.Name == is.Task }) {
+			continue
+		}
+		var err error
+		if asJSON {
+			err = enc.Encode(map[string]string{"warning": is.String()})
+		} else {
+			_, err = fmt.Fprintln(w, "warning:", is)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -331,18 +331,26 @@ func prefixed(where, name string, err error) error {
 // so that each line of the message says where it comes from.
 func prefixEach(prefix string, err error) error {
 	var errs []error
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, inner := range j.Unwrap() {
-				walk(inner)
-			}
-			return
-		}
+	for _, e := range Errors(err) {
 		errs = append(errs, fmt.Errorf("%s: %w", prefix, e))
 	}
-	walk(err)
 	return errors.Join(errs...)
+}
+
+// Errors lists the errors joined in err (errors.Join, at any depth): the
+// errors of a task file, one per problem.
+func Errors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, Errors(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // complete fills in what DecodeTasks documents: canonical property names,

@@ -12,6 +12,8 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/local"
@@ -232,4 +234,18 @@ func medianRound(rs []Round) Round {
 	sorted := slices.Clone(rs)
 	slices.SortFunc(sorted, func(a, b Round) int { return cmp.Compare(a.PipelineRatio, b.PipelineRatio) })
 	return sorted[(len(sorted)-1)/2]
+}
+
+// ParseCounts reads a comma-separated list of positive integers (the
+// replica counts of --replicas).
+func ParseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

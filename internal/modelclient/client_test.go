@@ -1,4 +1,4 @@
-package plugin
+package modelclient
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/crystal"
+	"github.com/crucible-sci/crucible/pkg/modelserver"
 	"github.com/crucible-sci/crucible/pkg/oracle"
-	"github.com/crucible-sci/crucible/pkg/plugin"
 	"github.com/crucible-sci/crucible/pkg/reference"
 )
 
@@ -37,20 +37,20 @@ func serve(t *testing.T, nc *nats.Conn, subject string, batches *atomic.Int32) {
 				Structure json.RawMessage `json:"structure"`
 			} `json:"structures"`
 		}
-		rep := plugin.Reply{Version: plugin.Version}
-		if err := json.Unmarshal(m.Data, &req); err != nil || req.Version != plugin.Version {
-			rep.Error = &plugin.Error{Reason: "bad_request", Detail: "unreadable request"}
+		rep := modelserver.Reply{Version: modelserver.Version}
+		if err := json.Unmarshal(m.Data, &req); err != nil || req.Version != modelserver.Version {
+			rep.Error = &modelserver.Error{Reason: "bad_request", Detail: "unreadable request"}
 		}
 		for _, s := range req.Structures {
 			st, err := crystal.ParsePymatgenJSON(s.Structure)
 			switch {
 			case err != nil:
-				rep.Results = append(rep.Results, plugin.Result{ID: s.ID, Error: &plugin.Error{Reason: "bad_structure", Detail: err.Error()}})
+				rep.Results = append(rep.Results, modelserver.Result{ID: s.ID, Error: &modelserver.Error{Reason: "bad_structure", Detail: err.Error()}})
 			case strings.Contains(st.Composition().ReducedFormula(), "Cs"):
-				rep.Results = append(rep.Results, plugin.Result{ID: s.ID, Error: &plugin.Error{Reason: "unsupported_element", Detail: "no embedding for Cs"}})
+				rep.Results = append(rep.Results, modelserver.Result{ID: s.ID, Error: &modelserver.Error{Reason: "unsupported_element", Detail: "no embedding for Cs"}})
 			default:
 				v, u := 10*st.Density(), 1.0
-				rep.Results = append(rep.Results, plugin.Result{ID: s.ID, Value: &v, Uncertainty: &u})
+				rep.Results = append(rep.Results, modelserver.Result{ID: s.ID, Value: &v, Uncertainty: &u})
 			}
 		}
 		data, _ := json.Marshal(rep)
@@ -70,7 +70,7 @@ func TestPluginEndToEnd(t *testing.T) {
 	}
 	defer nc.Close()
 	ns := testsrv.Namespace()
-	reg, err := plugin.ParseRegistry([]byte(`
+	reg, err := modelserver.ParseRegistry([]byte(`
 models:
   - property: seebeck_coefficient
     unit: µV/K
@@ -139,10 +139,10 @@ models:
 		t.Fatal(err)
 	}
 	defer slow.Unsubscribe()
-	c := &Client{Conn: Static(nc), Entry: plugin.Model{Property: "seebeck_coefficient", Unit: "µV/K", Endpoint: ns + ".model.slow",
+	c := &Client{Conn: Static(nc), Entry: modelserver.Model{Property: "seebeck_coefficient", Unit: "µV/K", Endpoint: ns + ".model.slow",
 		Uncertainty: 1, Batch: 8, Timeout: 300 * time.Millisecond}}
 	vals := c.Predict(context.Background(), structs[:1])
-	if len(vals) != 1 || vals[0].Err == nil || vals[0].Err.Reason != plugin.ReasonTimeout {
+	if len(vals) != 1 || vals[0].Err == nil || vals[0].Err.Reason != modelserver.ReasonTimeout {
 		t.Errorf("slow server: %+v, want timeout", vals)
 	}
 }

@@ -1,4 +1,4 @@
-// Package plugin is the contract of plug-in surrogates: property models
+// Package modelserver is the contract of plug-in surrogates: property models
 // served by an external process (a GPU model such as ALIGNN or MACE, an
 // in-house one) over NATS request/reply, declared in the data directory's
 // model registry, so that a property is added without changing Crucible.
@@ -41,7 +41,7 @@
 // no_responders, bad_reply and missing (no result for a structure). Every
 // failure is recorded on the candidate as a warning with its reason; none
 // stops a campaign.
-package plugin
+package modelserver
 
 import (
 	"bytes"

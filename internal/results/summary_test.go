@@ -1,4 +1,4 @@
-package local
+package results
 
 import (
 	"testing"
