@@ -1,19 +1,11 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
-	"io"
-	"maps"
-	"runtime"
-	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/calibrate"
-	"github.com/crucible-sci/crucible/pkg/datadir"
-	"github.com/crucible-sci/crucible/pkg/oracle"
-	"github.com/crucible-sci/crucible/pkg/surrogate"
 )
 
 func init() { register(newCalibrateCmd) }
@@ -62,54 +54,14 @@ refused.`,
 			if err != nil {
 				return err
 			}
-			o, err := oracle.Open(d, oracle.Options{SurrogateOnly: true})
+			logf := func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }
+			o := calibrate.RunOptions{Options: calibrate.Options{PerProperty: per, Seed: seed}, Relax: relaxN, Out: out, Log: logf}
+			c, written, err := calibrate.Run(cmd.Context(), d, o)
 			if err != nil {
 				return err
 			}
-			copts := calibrate.Options{PerProperty: per, Seed: seed}
-			c, err := calibrate.Measure(cmd.Context(), o, o.Reference(), datadir.Models(d), copts)
-			if err != nil {
-				return err
-			}
-			var own []*surrogate.Model
-			for _, p := range surrogate.Properties() {
-				m, _, err := surrogate.Ensure(p.Name, d, surrogate.EnsureOptions{Log: func(f string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), f+"\n", a...) }})
-				if err != nil {
-					return err
-				}
-				own = append(own, m)
-			}
-			if err := calibrate.MeasureOwn(cmd.Context(), o, own, d, c, copts); err != nil {
-				return err
-			}
-			if relaxN > 0 {
-				r, err := oracle.OpenRelaxer(d, oracle.RelaxOptions{})
-				if err != nil {
-					return err
-				}
-				if err := calibrate.MeasureRelax(cmd.Context(), o, r, o.Reference(), c, calibrate.RelaxOptions{Compounds: relaxN, Seed: seed, Workers: runtime.GOMAXPROCS(0)}); err != nil {
-					return err
-				}
-			}
-			if out == "" {
-				if out, err = calibrate.DefaultOutput(d); err != nil {
-					return err
-				}
-			}
-			if err := c.Save(out); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			for _, name := range slices.Sorted(maps.Keys(c.Tiers)) {
-				tier := c.Tiers[name]
-				if name == calibrate.TierScreen {
-					fmt.Fprintf(w, "tier %s, %d compounds (set %s…)\n", name, len(c.Set.Formulas), c.Set.Checksum[:12])
-				} else {
-					fmt.Fprintf(w, "tier %s, %d compounds relaxed\n", name, len(c.Set.Relaxed))
-				}
-				printTier(w, tier)
-			}
-			fmt.Fprintln(w, "written to", out)
+			c.WriteReport(cmd.OutOrStdout())
+			fmt.Fprintln(cmd.OutOrStdout(), "written to", written)
 			return nil
 		},
 	}
@@ -119,20 +71,4 @@ refused.`,
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the sample's order")
 	cmd.Flags().IntVar(&relaxN, "relax", 0, "also measure the relax tier on this many known compounds (seconds of CPU each)")
 	return cmd
-}
-
-func printTier(w io.Writer, tier calibrate.Tier) {
-	names := slices.Sorted(maps.Keys(tier.Properties))
-	fmt.Fprintf(w, "%-26s %5s %9s %9s %9s %9s  %s\n", "property", "n", "MAE", "bias", "q68", "q95", "unit")
-	for _, p := range names {
-		s := tier.Properties[p]
-		unit := s.Unit
-		if s.Log10 {
-			unit = "log10 of " + cmp.Or(unit, "the value")
-		}
-		fmt.Fprintf(w, "%-26s %5d %9.4g %+9.3g %9.4g %9.4g  %s\n", p, s.N, s.MAE, s.Bias, s.Q68, s.Q95, unit)
-		for _, why := range slices.Sorted(maps.Keys(s.Excluded)) {
-			fmt.Fprintf(w, "%-26s %5d excluded: %s\n", "", s.Excluded[why], why)
-		}
-	}
 }
