@@ -41,7 +41,7 @@ campaign's budget.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				cf.specFile = args[0]
+				cf.File = args[0]
 			}
 			spec, err := cf.spec(cmd.ErrOrStderr())
 			if err != nil {

@@ -26,68 +26,43 @@ import (
 func init() { register(newLocalCmd) }
 
 // campaignFlags are the flags that shape a campaign, shared by local and
-// submit.
-type campaignFlags struct {
-	taskName, taskFile, specFile string
-	id                           string
-	budget, islands, batch       int
-	episodes, topK               int
-	seed                         uint64
-	generator, model, oracle     string
-	temperature, threshold       float64
-	maxLLMCalls, maxInFlight     int
-	maxLLMTokens                 int
-	reflector, reflectorModel    string
-	debate                       string
-	maxDebates                   int
-	// ordered and seededID: see messages.CampaignSpec.Ordered and
-	// messages.SpecSource.SeededID (local sets them).
-	ordered, seededID bool
-}
+// submit: bound straight to the fields messages.AssembleSpec reads (local
+// sets Set.Ordered and SeededID).
+type campaignFlags struct{ messages.SpecSource }
 
 func (f *campaignFlags) bind(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.taskName, "task", "", "built-in task by name (see \"crucible tasks\"), case-insensitive")
-	fl.StringVar(&f.taskFile, "task-file", "", "task file: a CSV row in LLEMA's format (Task,Goal,Properties) or YAML/JSON")
-	fl.StringVar(&f.specFile, "spec", "", "campaign spec file (YAML or JSON, the fields of a campaign with its task inline)")
-	fl.StringVar(&f.id, "id", "", "campaign id (default: derived from the task and a random suffix)")
-	fl.IntVar(&f.budget, "budget", 0, "oracle evaluations of proposed candidates")
-	fl.IntVar(&f.islands, "islands", 0, "islands (default 5)")
-	fl.IntVar(&f.batch, "batch-size", 0, "candidates per generation, LLEMA's b (default 2)")
-	fl.IntVar(&f.episodes, "episodes", 0, "episodes the budget is split into, with a reflection after each (default 1)")
-	fl.IntVar(&f.topK, "top-k", 0, "demonstrations from each island pool (default 2)")
-	fl.Uint64Var(&f.seed, "seed", 0, "random seed of the campaign (default: random)")
-	fl.StringVar(&f.generator, "generator", "", "evolve (default) or llm")
-	fl.StringVar(&f.model, "model", "", "LLM model for --generator llm")
-	fl.StringVar(&f.oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
-	fl.Float64Var(&f.temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
-	fl.IntVar(&f.maxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
-	fl.IntVar(&f.maxLLMTokens, "max-llm-tokens", 0, "LLM tokens (prompt and completion) the campaign may spend on every kind of exchange (default: no bound)")
-	fl.Float64Var(&f.threshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
-	fl.StringVar(&f.reflector, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
-	fl.StringVar(&f.reflectorModel, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
-	fl.StringVar(&f.debate, "debate", "", "offline (default), llm or off: how the judge debates stable hits (docs/debate.md)")
-	fl.IntVar(&f.maxDebates, "max-debates", 0, "hits debated at most; the rest are judged by the rule checks (default: the budget)")
-	fl.IntVar(&f.maxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
+	fl, c := cmd.Flags(), &f.Set
+	fl.StringVar(&f.TaskName, "task", "", "built-in task by name (see \"crucible tasks\"), case-insensitive")
+	fl.StringVar(&f.TaskFile, "task-file", "", "task file: a CSV row in LLEMA's format (Task,Goal,Properties) or YAML/JSON")
+	fl.StringVar(&f.File, "spec", "", "campaign spec file (YAML or JSON, the fields of a campaign with its task inline)")
+	fl.StringVar(&c.ID, "id", "", "campaign id (default: derived from the task and a random suffix)")
+	fl.IntVar(&c.Budget, "budget", 0, "oracle evaluations of proposed candidates")
+	fl.IntVar(&c.Islands, "islands", 0, "islands (default 5)")
+	fl.IntVar(&c.BatchSize, "batch-size", 0, "candidates per generation, LLEMA's b (default 2)")
+	fl.IntVar(&c.Episodes, "episodes", 0, "episodes the budget is split into, with a reflection after each (default 1)")
+	fl.IntVar(&c.TopK, "top-k", 0, "demonstrations from each island pool (default 2)")
+	fl.Uint64Var(&c.Seed, "seed", 0, "random seed of the campaign (default: random)")
+	fl.StringVar(&c.Generator.Kind, "generator", "", "evolve (default) or llm")
+	fl.StringVar(&c.Generator.Model, "model", "", "LLM model for --generator llm")
+	fl.StringVar(&c.Oracle, "oracle", "", "screen (CGCNN on the structures as proposed; the default) or relax (also relax the candidates that pass the screen with M3GNet)")
+	fl.Float64Var(&c.Generator.Temperature, "temperature", 0, "LLM sampling temperature (default 0.8)")
+	fl.IntVar(&c.Generator.MaxLLMCalls, "max-llm-calls", 0, "LLM requests the campaign may make, retries included (default 4 × budget / batch size)")
+	fl.IntVar(&c.Generator.MaxLLMTokens, "max-llm-tokens", 0, "LLM tokens (prompt and completion) the campaign may spend on every kind of exchange (default: no bound)")
+	fl.Float64Var(&c.StabilityThreshold, "stability-threshold", 0, "energy above hull (eV/atom) counted as stable (default 0.1)")
+	fl.StringVar(&c.Reflector.Mode, "reflector", os.Getenv("CRUCIBLE_REFLECTOR"), "rules (default), llm or off: how the campaign reflects after each episode [CRUCIBLE_REFLECTOR]")
+	fl.StringVar(&c.Reflector.Model, "reflector-model", "", "LLM model for --reflector llm (default: --model)")
+	fl.StringVar(&c.Judge.Debate, "debate", "", "offline (default), llm or off: how the judge debates stable hits (docs/debate.md)")
+	fl.IntVar(&c.Judge.MaxDebates, "max-debates", 0, "hits debated at most; the rest are judged by the rule checks (default: the budget)")
+	fl.IntVar(&c.MaxInFlight, "max-in-flight", 0, "generations in progress at once; with --generator llm, the LLM calls kept in flight (default 4 for llm, 8 otherwise)")
 }
 
 // spec assembles the campaign: a spec file, then a task, then flags. A
 // task file's warnings go to stderr.
 func (f *campaignFlags) spec(stderr io.Writer) (*messages.CampaignSpec, error) {
-	if f.taskName != "" && f.taskFile != "" {
+	if f.TaskName != "" && f.TaskFile != "" {
 		return nil, errors.New("--task and --task-file: give one")
 	}
-	spec, issues, err := messages.AssembleSpec(messages.SpecSource{
-		File: f.specFile, TaskName: f.taskName, TaskFile: f.taskFile,
-		Set: messages.CampaignSpec{
-			ID: f.id, Budget: f.budget, Islands: f.islands, BatchSize: f.batch, Episodes: f.episodes, TopK: f.topK,
-			Seed: f.seed, StabilityThreshold: f.threshold, MaxInFlight: f.maxInFlight, Ordered: f.ordered, Oracle: f.oracle,
-			Generator: messages.GeneratorSpec{Kind: f.generator, Model: f.model, Temperature: f.temperature, MaxLLMCalls: f.maxLLMCalls, MaxLLMTokens: f.maxLLMTokens},
-			Reflector: messages.ReflectorSpec{Mode: f.reflector, Model: f.reflectorModel},
-			Judge:     messages.JudgeSpec{Debate: f.debate, MaxDebates: f.maxDebates},
-		},
-		SeededID: f.seededID,
-	})
+	spec, issues, err := messages.AssembleSpec(f.SpecSource)
 	for _, is := range issues {
 		fmt.Fprintln(stderr, "warning:", is)
 	}
@@ -169,10 +144,10 @@ fewer collections for a larger peak heap.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("ordered") {
-				cf.ordered = cf.seed != 0 && cf.maxInFlight <= 1
+				cf.Set.Ordered = cf.Set.Seed != 0 && cf.Set.MaxInFlight <= 1
 			}
 			// Alone on embedded servers, a reproduced run keeps its ids.
-			cf.seededID = cf.ordered && natsURL == "" && redisURL == ""
+			cf.SeededID = cf.Set.Ordered && natsURL == "" && redisURL == ""
 			spec, err := localSpec(cmd, &cf, resumeDir)
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -249,7 +224,7 @@ fewer collections for a larger peak heap.`,
 	f.DurationVar(&timeout, "timeout", 0, "give up after this long (0: never)")
 	f.BoolVar(&baseline, "random-baseline", false, "propose with the random-substitution baseline instead of evolve")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	f.BoolVar(&cf.ordered, "ordered", false, "run the campaign reproducibly from its seed: one generation at a time, evaluations recorded in order (default: on with --seed, unless --max-in-flight is above 1)")
+	f.BoolVar(&cf.Set.Ordered, "ordered", false, "run the campaign reproducibly from its seed: one generation at a time, evaluations recorded in order (default: on with --seed, unless --max-in-flight is above 1)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&verbose, "verbose", false, "log the services to stderr")
 	f.StringVar(&logLevel, "log-level", "", "log the services to stderr at this level (debug, info, warn, error)")
