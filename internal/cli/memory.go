@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/local"
-	"github.com/crucible-sci/crucible/internal/store"
 )
 
 func init() { register(newMemoryCmd) }
@@ -33,64 +32,19 @@ running installation, or with --state DIR in the state directory of
   import FILE        banks from such a JSON file, each replacing its context`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var banks []*store.BankDump
-			var s *store.Store
+			switch verb := args[0]; {
+			case verb != "list" && verb != "show" && verb != "export" && verb != "import":
+				return &exitError{code: 2, err: fmt.Errorf("memory %s: want list, show, export or import", verb)}
+			case verb == "show" && len(args) != 2:
+				return &exitError{code: 2, err: fmt.Errorf("memory show: give one context")}
+			case verb == "import" && len(args) != 2:
+				return &exitError{code: 2, err: fmt.Errorf("memory import: give one file")}
+			}
+			ctx, w := cmd.Context(), cmd.OutOrStdout()
 			if state != "" {
-				var err error
-				if banks, err = local.ReadState(state); err != nil {
-					return err
-				}
-			} else {
-				c, closeFn, err := conn.open(cmd.Context())
-				if err != nil {
-					return err
-				}
-				defer closeFn()
-				s = c.Store
-				if args[0] != "import" {
-					names := args[1:]
-					if args[0] == "list" {
-						names = nil
-					}
-					if banks, err = local.ExportBanks(cmd.Context(), s, names...); err != nil {
-						return err
-					}
-				}
+				return local.Memory(ctx, w, nil, state, args)
 			}
-			w := cmd.OutOrStdout()
-			switch args[0] {
-			case "list":
-				local.WriteBanks(w, banks)
-			case "show":
-				if len(args) != 2 {
-					return &exitError{code: 2, err: fmt.Errorf("memory show: give one context")}
-				}
-				return local.WriteBank(w, banks, args[1])
-			case "export":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(local.FilterBanks(banks, args[1:]))
-			case "import":
-				if len(args) != 2 {
-					return &exitError{code: 2, err: fmt.Errorf("memory import: give one file")}
-				}
-				in, err := local.ReadBanks(args[1])
-				if err != nil {
-					return err
-				}
-				if s == nil {
-					return local.WriteState(state, local.MergeBanks(banks, in))
-				}
-				for _, b := range in {
-					if err := s.ImportBank(cmd.Context(), b); err != nil {
-						return err
-					}
-				}
-				fmt.Fprintf(w, "imported %d banks\n", len(in))
-			default:
-				return &exitError{code: 2, err: fmt.Errorf("memory %s: want list, show, export or import", args[0])}
-			}
-			return nil
+			return conn.do(ctx, func(c *client.Client) error { return local.Memory(ctx, w, c.Store, "", args) })
 		},
 	}
 	conn.bind(cmd)

@@ -162,3 +162,48 @@ func WriteBank(w io.Writer, banks []*store.BankDump, context string) error {
 	}
 	return fmt.Errorf("no memory bank %q", context)
 }
+
+// Memory runs the memory command's verb args[0] (list, show CONTEXT, export
+// [CONTEXT…], import FILE) on the banks of a running installation's store
+// s, or with s nil on those of the state directory state, writing to w.
+// The arguments are checked by the caller.
+func Memory(ctx context.Context, w io.Writer, s *store.Store, state string, args []string) error {
+	var banks []*store.BankDump
+	var err error
+	switch {
+	case s == nil:
+		banks, err = ReadState(state)
+	case args[0] == "list":
+		banks, err = ExportBanks(ctx, s)
+	case args[0] != "import":
+		banks, err = ExportBanks(ctx, s, args[1:]...)
+	}
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		WriteBanks(w, banks)
+	case "show":
+		return WriteBank(w, banks, args[1])
+	case "export":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(FilterBanks(banks, args[1:]))
+	case "import":
+		in, err := ReadBanks(args[1])
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			return WriteState(state, MergeBanks(banks, in))
+		}
+		for _, b := range in {
+			if err := s.ImportBank(ctx, b); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(w, "imported %d banks\n", len(in))
+	}
+	return nil
+}
