@@ -7,6 +7,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/wire"
 	"github.com/crucible-sci/crucible/pkg/energy"
+	"github.com/crucible-sci/crucible/pkg/oracle"
 )
 
 func init() { register(newPredictCmd) }
@@ -116,18 +117,8 @@ status is then 1.`,
 			if err != nil {
 				return err
 			}
-			for _, f := range files {
-				switch {
-				case asJSON:
-					err = f.WriteJSON(cmd.OutOrStdout(), withHull)
-				case f.Err != nil:
-					_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s: %v\n", f.File, f.Result.Reasons[0].Code, f.Err)
-				default:
-					_, err = fmt.Fprintln(cmd.OutOrStdout(), f.Line(withHull))
-				}
-				if err != nil {
-					return err
-				}
+			if err := oracle.WritePredictions(cmd.OutOrStdout(), cmd.ErrOrStderr(), files, asJSON, withHull); err != nil {
+				return err
 			}
 			if unreadable > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("predict: %d of %d files unreadable", unreadable, len(args))}

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,26 +56,11 @@ writes the plots as PNG files beside the report: <out>-curve.png,
 			if err != nil {
 				return err
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return err
+			files, err := report.WriteFiles(out, d, png, time.Now())
+			for _, p := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), p)
 			}
-			if err := report.WriteHTML(f, d, time.Now()); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), out)
-			if png {
-				files, err := report.WritePNG(strings.TrimSuffix(out, filepath.Ext(out)), report.Charts(d))
-				for _, p := range files {
-					fmt.Fprintln(cmd.OutOrStdout(), p)
-				}
-				return err
-			}
-			return nil
+			return err
 		},
 	}
 	conn.bind(cmd)

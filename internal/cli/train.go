@@ -50,25 +50,7 @@ model and its calibrated uncertainty are the same, in a fraction of the time.`,
 			if out != "" && len(args) > 1 {
 				return fmt.Errorf("--out names one file: train one property with it")
 			}
-			for _, prop := range args {
-				m, rep, err := surrogate.Train(prop, d, surrogate.Options{Seed: seed, Quick: quick})
-				if err != nil {
-					return err
-				}
-				path := out
-				if path == "" {
-					path = surrogate.Path(d, prop)
-				}
-				if err := m.SaveFile(path); err != nil {
-					return err
-				}
-				w := cmd.OutOrStdout()
-				if err := rep.WriteTable(w, m); err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "wrote %s (%.0f s)\n\n", path, rep.Duration.Seconds())
-			}
-			return nil
+			return surrogate.TrainFiles(cmd.OutOrStdout(), args, d, out, surrogate.Options{Seed: seed, Quick: quick})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "data", "", "data directory (default: CRUCIBLE_DATA, a shared folder beside the repository, or the user cache)")

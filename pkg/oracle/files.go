@@ -273,3 +273,23 @@ func (f FileResult) Line(withHull bool) string {
 	}
 	return strings.Join(parts, "  ")
 }
+
+// WritePredictions writes a line per file, the JSON object with asJSON,
+// else the text line (an unreadable file's reason to ew instead).
+func WritePredictions(w, ew io.Writer, files []FileResult, asJSON, withHull bool) error {
+	for _, f := range files {
+		var err error
+		switch {
+		case asJSON:
+			err = f.WriteJSON(w, withHull)
+		case f.Err != nil:
+			_, err = fmt.Fprintf(ew, "%s: %s: %v\n", f.File, f.Result.Reasons[0].Code, f.Err)
+		default:
+			_, err = fmt.Fprintln(w, f.Line(withHull))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -75,3 +75,26 @@ func short(sum string) string {
 }
 
 func pow10(x float64) float64 { return math.Pow(10, x) }
+
+// TrainFiles trains the surrogate of each property on the data directory
+// dir, writes its model file (out, else Path) and its table to w.
+func TrainFiles(w io.Writer, properties []string, dir, out string, opt Options) error {
+	for _, prop := range properties {
+		m, rep, err := Train(prop, dir, opt)
+		if err != nil {
+			return err
+		}
+		path := out
+		if path == "" {
+			path = Path(dir, prop)
+		}
+		if err := m.SaveFile(path); err != nil {
+			return err
+		}
+		if err := rep.WriteTable(w, m); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s (%.0f s)\n\n", path, rep.Duration.Seconds())
+	}
+	return nil
+}
