@@ -1,21 +1,17 @@
 package cli
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
-	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/results"
@@ -165,22 +161,12 @@ fewer collections for a larger peak heap.`,
 					return err
 				}
 			}
-			switch {
-			case resumeDir != "":
-				out = resumeDir
-			case out == "":
-				out = filepath.Join("crucible-out", spec.ID)
+			if out, err = local.OutDir(out, resumeDir, spec.ID, force); err != nil {
+				return &exitError{code: 2, err: err}
 			}
-			if resumeDir == "" {
-				if err := local.PrepareOut(out, force); err != nil {
-					return &exitError{code: 2, err: err}
-				}
-			}
-			log := zap.NewNop()
-			if verbose || logLevel != "" {
-				if log, err = app.Logger(cmp.Or(logLevel, "info"), "console"); err != nil {
-					return err
-				}
+			log, err := local.Logger(verbose, logLevel)
+			if err != nil {
+				return err
 			}
 			local.TuneGC()
 			// The first SIGINT or SIGTERM drains the campaign and keeps it

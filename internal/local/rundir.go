@@ -127,3 +127,15 @@ func restore(ctx context.Context, s *store.Store, out string) error {
 func Finished(out string) error {
 	return errors.Join(os.RemoveAll(StreamsDir(out)), os.RemoveAll(snapshotPath(out)))
 }
+
+// OutDir is the output folder of a run: resumeDir when resuming, else out,
+// else crucible-out/<id>, made ready for a new run (PrepareOut).
+func OutDir(out, resumeDir, id string, force bool) (string, error) {
+	switch {
+	case resumeDir != "":
+		return resumeDir, nil
+	case out == "":
+		out = filepath.Join("crucible-out", id)
+	}
+	return out, PrepareOut(out, force)
+}
