@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 
@@ -81,30 +80,19 @@ Exit status: 0 written, 1 the input could not be read or written, 2 usage.`,
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			in := args[0]
-			var s *crystal.Structure
-			if in == "-" {
-				s, _, err = opt.Read(cmd.InOrStdin(), "")
-			} else {
-				s, err = opt.ReadFile(in)
-			}
-			if err != nil {
-				return err
-			}
-			var buf bytes.Buffer
+			var sym *spacegroup.Options
 			if symmetrize {
-				err = crystal.WriteSymmetrizedCIF(&buf, s, spacegroup.Options{SymPrec: symprec})
-			} else {
-				err = crystal.WriteStructure(&buf, s, target, "")
+				sym = &spacegroup.Options{SymPrec: symprec}
 			}
+			data, err := opt.Convert(args[0], cmd.InOrStdin(), target, sym)
 			if err != nil {
 				return err
 			}
 			if out == "" || out == "-" {
-				_, err := cmd.OutOrStdout().Write(buf.Bytes())
+				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			return os.WriteFile(out, buf.Bytes(), 0o644)
+			return os.WriteFile(out, data, 0o644)
 		},
 	}
 	f := cmd.Flags()

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -99,16 +98,8 @@ Exit status 1 when any task has an error. With --json, one object per task
 				return nil
 			}
 			errs := task.Errors(loadErr)
-			for _, e := range errs {
-				var err error
-				if *asJSON {
-					err = json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"error": e.Error()})
-				} else {
-					_, err = fmt.Fprintln(cmd.ErrOrStderr(), "error:", e)
-				}
-				if err != nil {
-					return err
-				}
+			if err := task.WriteErrors(cmd.OutOrStdout(), cmd.ErrOrStderr(), errs, *asJSON); err != nil {
+				return err
 			}
 			return &exitError{code: 1, err: fmt.Errorf("%s: %d error(s), %d task(s) valid", args[0], len(errs), len(tasks))}
 		},

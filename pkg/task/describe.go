@@ -129,3 +129,20 @@ func WriteListing(w io.Writer, tasks []Task, issues []Issue, asJSON, detailed bo
 	}
 	return nil
 }
+
+// WriteErrors writes each error of a task file after its listing: an
+// {"error": ...} object per line to w with asJSON, else "error: ..." to ew.
+func WriteErrors(w, ew io.Writer, errs []error, asJSON bool) error {
+	for _, e := range errs {
+		var err error
+		if asJSON {
+			err = json.NewEncoder(w).Encode(map[string]string{"error": e.Error()})
+		} else {
+			_, err = fmt.Fprintln(ew, "error:", e)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
