@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/internal/client"
 )
 
 func init() { register(newCampaignCmd) }
@@ -48,6 +48,9 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 			if len(args) == 2 {
 				id = args[1]
 			}
+			if !slices.Contains([]string{"list", "show", "pause", "resume", "cancel", "extend", "delete"}, verb) {
+				return &exitError{code: 2, err: fmt.Errorf("unknown verb %q (want list, show, pause, resume, cancel, extend or delete)", verb)}
+			}
 			if verb == "extend" && budget < 1 {
 				return &exitError{code: 2, err: fmt.Errorf("extend needs --budget N (the new total budget)")}
 			}
@@ -60,20 +63,11 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 			w := cmd.OutOrStdout()
 			tctx, cancel := context.WithTimeout(ctx, conn.timeout)
 			defer cancel()
-			var r store.ControlResult
 			switch verb {
 			case "list":
 				return cl.WriteCampaigns(ctx, w, asJSON, states...)
 			case "show":
 				return cl.WriteSummary(ctx, w, id, asJSON)
-			case "pause":
-				r, err = cl.Pause(tctx, id)
-			case "resume":
-				r, err = cl.Resume(tctx, id)
-			case "cancel":
-				r, err = cl.Cancel(tctx, id)
-			case "extend":
-				r, err = cl.Extend(tctx, id, budget)
 			case "delete":
 				if !yes && !confirm(cmd, fmt.Sprintf("Delete campaign %s, its state and its messages? [y/N] ", id)) {
 					return &exitError{code: 1, err: fmt.Errorf("not deleted")}
@@ -83,13 +77,12 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 				}
 				fmt.Fprintf(w, "%s deleted\n", id)
 				return nil
-			default:
-				return &exitError{code: 2, err: fmt.Errorf("unknown verb %q (want list, show, pause, resume, cancel, extend or delete)", verb)}
 			}
+			r, err := cl.Control(tctx, verb, id, budget)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%s %s%s\n", id, r.Status, controlNote(verb, r, budget))
+			fmt.Fprintf(w, "%s %s%s\n", id, r.Status, client.ControlNote(verb, r, budget))
 			return nil
 		},
 	}
@@ -100,19 +93,6 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 	f.BoolVar(&yes, "yes", false, "delete: do not ask for confirmation")
 	f.IntVar(&budget, "budget", 0, "extend: the new budget of evaluations (more than the current one)")
 	return cmd
-}
-
-// controlNote says what an applied action left to happen.
-func controlNote(verb string, r store.ControlResult, budget int) string {
-	switch {
-	case !r.Changed:
-		return " (nothing to do)"
-	case verb == "cancel" && !r.Finish:
-		return ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"
-	case verb == "extend":
-		return ", budget " + strconv.Itoa(budget)
-	}
-	return ""
 }
 
 // confirm asks a yes/no question on the command's input.

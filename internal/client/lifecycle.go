@@ -227,3 +227,32 @@ func (l Lifecycle) Extend(ctx context.Context, campaign string, budget int) erro
 func (l Lifecycle) Delete(ctx context.Context, campaign string) error {
 	return l.Client.Delete(ctx, campaign)
 }
+
+// Control applies the lifecycle verb pause, resume, cancel or extend (to
+// budget) to the campaign.
+func (c *Client) Control(ctx context.Context, verb, campaign string, budget int) (store.ControlResult, error) {
+	switch verb {
+	case "pause":
+		return c.Pause(ctx, campaign)
+	case "resume":
+		return c.Resume(ctx, campaign)
+	case "cancel":
+		return c.Cancel(ctx, campaign)
+	case "extend":
+		return c.Extend(ctx, campaign, budget)
+	}
+	return store.ControlResult{}, fmt.Errorf("unknown lifecycle verb %q", verb)
+}
+
+// ControlNote says what an applied action left to happen.
+func ControlNote(verb string, r store.ControlResult, budget int) string {
+	switch {
+	case !r.Changed:
+		return " (nothing to do)"
+	case verb == "cancel" && !r.Finish:
+		return ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"
+	case verb == "extend":
+		return fmt.Sprintf(", budget %d", budget)
+	}
+	return ""
+}
