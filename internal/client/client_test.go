@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testsrv"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -114,5 +115,25 @@ func TestFollowNewSkipsThePast(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 5 || got[0] != 5 || got[4] != 9 {
 		t.Fatalf("followed %v, want episodes 5..9", got)
+	}
+}
+
+// TestControlNote: what an applied lifecycle action says it left to
+// happen.
+func TestControlNote(t *testing.T) {
+	for _, c := range []struct {
+		verb string
+		r    store.ControlResult
+		want string
+	}{
+		{"pause", store.ControlResult{}, " (nothing to do)"},
+		{"pause", store.ControlResult{Changed: true}, ""},
+		{"cancel", store.ControlResult{Changed: true}, ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"},
+		{"cancel", store.ControlResult{Changed: true, Finish: true}, ""},
+		{"extend", store.ControlResult{Changed: true}, ", budget 40"},
+	} {
+		if got := ControlNote(c.verb, c.r, 40); got != c.want {
+			t.Errorf("%s %+v: %q, want %q", c.verb, c.r, got, c.want)
+		}
 	}
 }
