@@ -478,7 +478,32 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 		r.violate("%d final status events, want 1", finals)
 	}
 
-	// Nothing left undelivered.
+	// Nothing left undelivered. Work of another campaign of the run (the
+	// one the chaos test cancels) is done when that campaign has an
+	// evaluation of it, or, for a generation request, when the campaign
+	// was cancelled (its proposer acknowledges requests without proposing).
+	others := map[string]map[string]bool{}
+	evaluatedIn := func(campaign string) map[string]bool {
+		if ids, ok := others[campaign]; ok {
+			return ids
+		}
+		ids := map[string]bool{}
+		_, _ = ReadSubject(ctx, b, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, campaign), func(data []byte) error {
+			var ev messages.Evaluation
+			if messages.Decode(data, &ev) == nil {
+				ids[ev.ID] = true
+			}
+			return nil
+		})
+		others[campaign] = ids
+		return ids
+	}
+	evaluated := func(campaign, id string) bool {
+		if campaign == c {
+			return evals[id] != nil || seeds[id] != nil
+		}
+		return evaluatedIn(campaign)[id]
+	}
 	done := func(subject string, data []byte) bool {
 		switch {
 		case strings.HasPrefix(subject, messages.SubjectCandidates+"."):
@@ -486,17 +511,21 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 			if messages.Decode(data, &cand) != nil {
 				return false
 			}
-			return evals[cand.ID] != nil || seeds[cand.ID] != nil
+			return evaluated(cand.Campaign, cand.ID)
 		case strings.HasPrefix(subject, messages.SubjectRelax+"."):
 			var job messages.RelaxJob
 			if messages.Decode(data, &job) != nil {
 				return false
 			}
-			return evals[job.Screened.ID] != nil
+			return evaluated(job.Screened.Campaign, job.Screened.ID)
 		case strings.HasPrefix(subject, messages.SubjectPropose+"."):
 			var req messages.GenerationRequest
 			if messages.Decode(data, &req) != nil {
 				return false
+			}
+			if req.Campaign != c {
+				st, err := s.State(ctx, req.Campaign)
+				return err == nil && st.Status == messages.StateCancelled
 			}
 			_, ok := audit.Accepted[req.Generation]
 			return ok
