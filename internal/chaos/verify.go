@@ -374,8 +374,8 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 			switch {
 			case ev == nil:
 				r.violate("verdict on %s, which has no evaluation", v.ID)
-			case !ev.Feasible || !ev.Stable:
-				r.violate("verdict on %s, which is not feasible and stable (feasible=%v, stable=%v)", v.ID, ev.Feasible, ev.Stable)
+			case !ev.ForJudge():
+				r.violate("verdict on %s, which is not for the judge: not feasible and stable or a hull outlier (feasible=%v, stable=%v, hull outlier=%v)", v.ID, ev.Feasible, ev.Stable, ev.HullOutlier)
 			}
 			if _, ok := proposed[v.ID]; !ok {
 				r.violate("verdict on %s, which was never proposed", v.ID)
@@ -398,7 +398,7 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 		}
 	}
 	for id, ev := range evals {
-		if ev.Feasible && ev.Stable && verdicts[id] == 0 {
+		if ev.ForJudge() && verdicts[id] == 0 {
 			unjudged = append(unjudged, id)
 		}
 	}
