@@ -26,6 +26,7 @@ func main() {
 			cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", app.EnvInt("CRUCIBLE_REFLECTOR_CONCURRENCY", 32), "evaluations in flight [CRUCIBLE_REFLECTOR_CONCURRENCY]")
 			cmd.Flags().IntVar(&cfg.Batch, "batch", app.EnvInt("CRUCIBLE_REFLECTOR_BATCH", 16), "most evaluations recorded in one Redis call [CRUCIBLE_REFLECTOR_BATCH]")
 			cmd.Flags().DurationVar(&cfg.Linger, "linger", app.EnvDuration("CRUCIBLE_REFLECTOR_LINGER", 5*time.Millisecond), "how long to wait for the rest of a batch once an evaluation arrives; negative: take only what is there [CRUCIBLE_REFLECTOR_LINGER]")
+			cmd.Flags().BoolVar(&cfg.ReconcileAtStart, "reconcile", app.EnvBool("CRUCIBLE_RECONCILE", false), "reconcile Redis with the streams once at start, whatever the server's run id says: after restoring a Redis Cluster (whose restarts are not detected) from an earlier state [CRUCIBLE_RECONCILE]")
 			llmCfg.BindFlags(cmd.Flags(), true)
 		},
 		func(_ context.Context, in *app.Infra) (app.Service, []prometheus.Collector, error) {

@@ -93,6 +93,9 @@ func EnvInt(name string, def int) int { return envInt(name, def) }
 // EnvDuration parses a duration variable, falling back to def.
 func EnvDuration(name string, def time.Duration) time.Duration { return envDuration(name, def) }
 
+// EnvBool parses a boolean variable, falling back to def.
+func EnvBool(name string, def bool) bool { return envBool(name, def) }
+
 // EnvFloat parses a float variable, falling back to def.
 func EnvFloat(name string, def float64) float64 {
 	if v, ok := os.LookupEnv(name); ok {

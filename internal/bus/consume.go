@@ -91,6 +91,12 @@ type RunOptions struct {
 	DrainTimeout time.Duration
 	// Service names the service in dead letters, logs and metrics.
 	Service string
+	// Ready, when set, is asked before each fetch and before a message is
+	// dead-lettered: while it fails (Redis restored from an earlier state
+	// and not reconciled yet, store.Ready), nothing is fetched, and a
+	// message judged permanently bad — perhaps only because the state it
+	// was checked against is behind — is delivered again later instead.
+	Ready func(ctx context.Context) error
 }
 
 var (
@@ -190,7 +196,25 @@ func (b *Bus) run(ctx context.Context, spec messages.ConsumerSpec, o RunOptions,
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	backoff := 50 * time.Millisecond
+	waiting := false
 	for ctx.Err() == nil {
+		if o.Ready != nil {
+			if err := o.Ready(ctx); err != nil {
+				if !waiting {
+					log.Warn("not consuming until the state is ready", zap.Error(err))
+					waiting = true
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(250 * time.Millisecond):
+				}
+				continue
+			}
+			if waiting {
+				log.Info("state ready; consuming again")
+				waiting = false
+			}
+		}
 		// Take one free slot (blocking), then every other free slot.
 		select {
 		case slots <- struct{}{}:
@@ -400,6 +424,12 @@ func (b *Bus) settle(ctx context.Context, spec messages.ConsumerSpec, o RunOptio
 		if aerr := d.msg.Ack(); aerr != nil {
 			log.Warn("ack failed; the message will be redelivered and handled idempotently", zap.Error(aerr))
 		}
+	case (errors.Is(err, ErrPermanent) || (d.Deliveries >= uint64(limit) && !unbounded(err))) && o.Ready != nil && o.Ready(ctx) != nil:
+		// Judged against a state that may be behind the streams: judged
+		// again once it is reconciled.
+		metricHandled.WithLabelValues(spec.Name, "retry").Inc()
+		log.Info("state not ready; a failed message is delivered again later", zap.Error(err))
+		_ = d.msg.NakWithDelay(time.Second)
 	case errors.Is(err, ErrPermanent) || (d.Deliveries >= uint64(limit) && !unbounded(err)):
 		reason := err.Error()
 		if !errors.Is(err, ErrPermanent) {

@@ -44,6 +44,12 @@ type Controller struct {
 	// and the NATS server are restarted (once each; a negative value
 	// never).
 	RedisAt, NATSAt float64
+	// RollbackAt is the progress fraction at which a snapshot of Redis's
+	// files is taken; RollbackAfter later, Redis is killed and started
+	// again from that snapshot — it has lost everything written since,
+	// while the streams kept it (a negative RollbackAt: never).
+	RollbackAt    float64
+	RollbackAfter time.Duration
 	// GracefulShare is the fraction (0–1) of the replicas' stops that are
 	// a graceful SIGTERM (the replica drains its in-flight work, as on a
 	// rolling update) rather than a SIGKILL; StopTimeout bounds the drain
@@ -74,6 +80,10 @@ type Stats struct {
 	// are the times the NATS server was killed.
 	NATSRestarts, RedisRestarts int
 	NATSKilled                  []time.Time
+	// RedisRollbacks count restarts from an earlier snapshot; RolledBack
+	// is how far back the last one went.
+	RedisRollbacks int
+	RolledBack     time.Duration
 }
 
 // TotalTerms is the number of service processes stopped with SIGTERM.
@@ -109,8 +119,8 @@ func (s Stats) String() string {
 	for _, n := range s.Crashes {
 		crashes += n
 	}
-	return fmt.Sprintf("%d kills (%s), %d graceful stops, %d NATS restarts, %d Redis restarts, %d crashes",
-		s.TotalKills(), strings.Join(parts, ", "), s.TotalTerms(), s.NATSRestarts, s.RedisRestarts, crashes)
+	return fmt.Sprintf("%d kills (%s), %d graceful stops, %d NATS restarts, %d Redis restarts, %d Redis rollbacks (%v back), %d crashes",
+		s.TotalKills(), strings.Join(parts, ", "), s.TotalTerms(), s.NATSRestarts, s.RedisRestarts, s.RedisRollbacks, s.RolledBack.Round(100*time.Millisecond), crashes)
 }
 
 // Stats returns a copy of the counts so far.
@@ -118,7 +128,8 @@ func (c *Controller) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := Stats{Kills: map[string]int{}, Terms: map[string]int{}, Crashes: map[string]int{}, CrashLogs: append([]string(nil), c.stats.CrashLogs...),
-		NATSRestarts: c.stats.NATSRestarts, RedisRestarts: c.stats.RedisRestarts, NATSKilled: append([]time.Time(nil), c.stats.NATSKilled...)}
+		NATSRestarts: c.stats.NATSRestarts, RedisRestarts: c.stats.RedisRestarts, NATSKilled: append([]time.Time(nil), c.stats.NATSKilled...),
+		RedisRollbacks: c.stats.RedisRollbacks, RolledBack: c.stats.RolledBack}
 	for k, v := range c.stats.Kills {
 		out.Kills[k] = v
 	}
@@ -201,6 +212,8 @@ func (c *Controller) Run(ctx context.Context, progress func() (float64, bool), f
 	}
 	c.mu.Unlock()
 	redisDone, natsDone := c.RedisAt < 0 || c.Redis == nil, c.NATSAt < 0 || c.NATS == nil
+	rollbackDone := c.RollbackAt < 0 || c.Redis == nil || c.Redis.Embedded()
+	var snapshotAt time.Time
 	last := 0.0
 	for ctx.Err() == nil && !finished() {
 		pause := c.MinInterval + time.Duration(c.Rand.Int64N(int64(c.MaxInterval-c.MinInterval)+1))
@@ -211,6 +224,17 @@ func (c *Controller) Run(ctx context.Context, progress func() (float64, bool), f
 			last = p
 		}
 		switch {
+		case !rollbackDone && snapshotAt.IsZero() && last >= c.RollbackAt:
+			if err := c.Redis.Snapshot(); err != nil {
+				c.logf("snapshot redis: %v", err)
+				rollbackDone = true
+				break
+			}
+			snapshotAt = time.Now()
+			c.logf("snapshot of Redis's files taken; Redis goes back to it in %v", c.RollbackAfter)
+		case !rollbackDone && !snapshotAt.IsZero() && time.Since(snapshotAt) >= c.RollbackAfter:
+			rollbackDone = true
+			c.rollbackRedis(ctx, snapshotAt)
 		case !redisDone && last >= c.RedisAt:
 			redisDone = true
 			c.restartServer(ctx, "redis", c.Redis, &c.stats.RedisRestarts)
@@ -327,5 +351,30 @@ func (c *Controller) restartServer(ctx context.Context, name string, srv server,
 	}
 	c.mu.Lock()
 	*restarts++
+	c.mu.Unlock()
+}
+
+// rollbackRedis SIGKILLs Redis, puts back the files of the snapshot taken
+// at snapshotAt, and starts it again after the downtime: it comes back
+// having lost everything written since.
+func (c *Controller) rollbackRedis(ctx context.Context, snapshotAt time.Time) {
+	if err := c.Redis.Kill(); err != nil {
+		c.logf("kill redis: %v", err)
+		return
+	}
+	back := time.Since(snapshotAt)
+	if err := c.Redis.RestoreSnapshot(); err != nil {
+		c.logf("restore redis snapshot: %v", err)
+	}
+	dead := c.ServerDowntime/2 + c.deadTime()
+	c.logf("SIGKILL redis-server; it restarts in %v from its files of %v ago", dead.Round(time.Millisecond), back.Round(time.Millisecond))
+	proc.WaitContext(ctx, dead)
+	if err := c.Redis.Start(); err != nil {
+		c.logf("restart redis: %v", err)
+		return
+	}
+	c.mu.Lock()
+	c.stats.RedisRollbacks++
+	c.stats.RolledBack = back
 	c.mu.Unlock()
 }

@@ -68,8 +68,10 @@ func chaosProfile(t *testing.T) profile {
 // TestChaos runs a campaign on the four service binaries against a NATS
 // server and a Redis server started for the test (real programs when the
 // machine has them), while a controller SIGKILLs and restarts services at
-// random and restarts Redis and NATS once each; then it checks every
-// guarantee with Verify.
+// random, restarts Redis and NATS once each and Redis once more from a
+// snapshot of its files taken seconds before (it loses what was written
+// since; the services reconcile it with the streams); then it checks
+// every guarantee with Verify.
 func TestChaos(t *testing.T) {
 	pr := chaosProfile(t)
 	data := testbed.DataDir(t)
@@ -197,6 +199,9 @@ func TestChaos(t *testing.T) {
 		MinInterval: 500 * time.Millisecond, MaxInterval: 2500 * time.Millisecond, MaxRestartDelay: 1500 * time.Millisecond,
 		ServerDowntime: pr.serverDowntime,
 		RedisAt:        0.3, NATSAt: 0.6,
+		// Between the two, Redis goes back to its files of 3 s earlier
+		// while the streams keep everything: the reflector reconciles.
+		RollbackAt: 0.4, RollbackAfter: 3 * time.Second,
 		// One stop in four is a graceful SIGTERM (a rolling update).
 		GracefulShare: 0.25, StopTimeout: 10 * time.Second,
 		Logf: func(format string, args ...any) {
@@ -311,6 +316,9 @@ func TestChaos(t *testing.T) {
 	}
 	if stats.NATSRestarts != 1 || stats.RedisRestarts != 1 {
 		t.Errorf("NATS restarted %d times and Redis %d times, want once each", stats.NATSRestarts, stats.RedisRestarts)
+	}
+	if !redis.Embedded() && stats.RedisRollbacks != 1 {
+		t.Errorf("Redis went back to an earlier state %d times, want once", stats.RedisRollbacks)
 	}
 	if n := len(stats.CrashLogs); n > 0 {
 		t.Errorf("%d service processes exited on their own", n)

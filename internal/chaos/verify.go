@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -714,44 +713,5 @@ func ReadSubject(ctx context.Context, b *bus.Bus, stream, subject string, fn fun
 // ReadSubjectMsgs is ReadSubject with each message's subject (outside the
 // namespace).
 func ReadSubjectMsgs(ctx context.Context, b *bus.Bus, stream, subject string, fn func(subject string, data []byte) error) (int, error) {
-	name := b.Stream(stream)
-	s, err := b.JS.Stream(ctx, name)
-	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", name, err)
-	}
-	filter := b.Subject(subject)
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
-	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", name, err)
-	}
-	total := 0
-	for _, n := range info.State.Subjects {
-		total += int(n)
-	}
-	if total == 0 {
-		return 0, nil
-	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", filter, err)
-	}
-	// One iterator: the ordered consumer's Next re-creates the consumer
-	// for every message.
-	it, err := cons.Messages()
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", filter, err)
-	}
-	defer it.Stop()
-	read := 0
-	for read < total {
-		msg, err := it.Next(jetstream.NextMaxWait(5 * time.Second))
-		if err != nil {
-			return read, fmt.Errorf("read %s: message %d of %d: %w", filter, read+1, total, err)
-		}
-		read++
-		if err := fn(b.Unsubject(msg.Subject()), msg.Data()); err != nil {
-			return read, err
-		}
-	}
-	return read, nil
+	return b.ReadSubject(ctx, stream, subject, fn)
 }

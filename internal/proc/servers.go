@@ -342,6 +342,72 @@ func (r *Redis) Kill() error {
 	return r.proc.Kill()
 }
 
+// ErrNoSnapshot: the embedded server keeps no files to go back to.
+var ErrNoSnapshot = errors.New("proc: the embedded Redis keeps no append-only file to snapshot")
+
+// snapshotDir is where Snapshot keeps its copy.
+func (r *Redis) snapshotDir() string { return filepath.Clean(r.opts.Dir) + ".snapshot" }
+
+// Snapshot copies the server's append-only files as they are now, while
+// it runs: a copy taken mid-write may end in a partial command, which
+// Redis drops when it loads the file, as after a crash that truncated it.
+func (r *Redis) Snapshot() error {
+	if r.mr != nil {
+		return ErrNoSnapshot
+	}
+	dst := r.snapshotDir()
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	return copyTree(r.opts.Dir, dst)
+}
+
+// RestoreSnapshot replaces the server's files with the last Snapshot's:
+// started again, the server has the state of that moment and has lost
+// everything written since (a power loss with a lagging disk, a failover
+// to a replica behind). The server must be stopped.
+func (r *Redis) RestoreSnapshot() error {
+	if r.mr != nil {
+		return ErrNoSnapshot
+	}
+	if r.proc.Running() {
+		return errors.New("proc: redis-server runs: stop it before restoring a snapshot")
+	}
+	src := r.snapshotDir()
+	if _, err := os.Stat(src); err != nil {
+		return fmt.Errorf("proc: no snapshot: %w", err)
+	}
+	if err := os.RemoveAll(r.opts.Dir); err != nil {
+		return err
+	}
+	return copyTree(src, r.opts.Dir)
+}
+
+// copyTree copies the regular files and directories under src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}
+
 // Close stops the server if it runs.
 func (r *Redis) Close() {
 	if r.mr != nil {

@@ -26,10 +26,11 @@ type ACLUser struct {
 // scripts (every call inside a script is checked against the user's keys);
 // a reader may run read commands only. Neither may run administrative or
 // dangerous commands (FLUSHALL, KEYS, CONFIG, DEBUG, …), publish, or
-// manage scripts beyond loading them.
+// manage scripts beyond loading them. INFO is allowed: the server's run
+// id tells a service that Redis was restarted or replaced (Store.Ready).
 const (
-	serviceCommands = "-@all +@read +@write +@transaction +@connection +eval +evalsha +script|load +script|exists -@dangerous -@admin"
-	readerCommands  = "-@all +@read +@connection -@dangerous -@admin"
+	serviceCommands = "-@all +@read +@write +@transaction +@connection +eval +evalsha +script|load +script|exists -@dangerous -@admin +info"
+	readerCommands  = "-@all +@read +@connection -@dangerous -@admin +info"
 )
 
 // everything is every key of the installation.
@@ -60,12 +61,16 @@ func ACLUsers() []ACLUser {
 		},
 		{
 			Name: "reflector",
-			Role: "records evaluations, islands and episodes; requests generations; applies reflections to memory banks",
+			Role: "records evaluations, islands and episodes; requests generations; applies reflections to memory banks; reconciles a restored Redis with the streams (verdicts included)",
 			Write: []string{
 				"{*}:state", "{*}:triggers", "{*}:gens", "{*}:evaluated", "{*}:comps", "{*}:docs",
 				"{*}:findlist", "{*}:islands", "{*}:hits", "{*}:curve", "{*}:log",
 				"{*}:island:*:success", "{*}:island:*:failure",
 				"{mem:*}:*",
+				// Reconciling a Redis restored from an earlier state: the
+				// mark and its lock, and the verdicts it re-counts.
+				"reconciled", "reconcile-lock",
+				"{*}:judged:*", "{*}:discoveries", "{*}:judge_rejected",
 			},
 			Read:     []string{everything},
 			Commands: serviceCommands,

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -123,12 +125,24 @@ func TestACLCoversServiceWrites(t *testing.T) {
 				Directives: []messages.Directive{{Kind: messages.DirectiveCapComposition, Formula: "NaCl3", Limit: 0, Reason: "never neutral"}}}
 			_, err = s.ApplyReflection(ctx, "task-x", c+"/0", r, nil, []reflection.ExperienceOp{{Experience: reflection.Experience{Key: "comp:NaCl3", Text: "x", Support: 1, Kind: "composition"}}})
 			fail(err)
+			// Reconciling a Redis restored from an earlier state.
+			_, err = s.LockReconcile(ctx, "r1", time.Minute)
+			fail(err)
+			_, err = s.RestoreReservation(ctx, c, Generation{Generation: 40, Slots: 2}, "after/39")
+			fail(err)
+			_, err = s.RecordVerdict(ctx, c, pub[0].ID, true, messages.NoveltyNew, nil)
+			fail(err)
+			fail(s.RecordJudgeRejection(ctx, c, "forged"))
+			fail(s.MarkReconciled(ctx, "run"))
+			fail(s.UnlockReconcile(ctx, "r1"))
 		}},
 		{"judge", func() {
-			fail(s.RecordVerdict(ctx, c, pub[0].ID, true, messages.NoveltyNew, &Find{ID: pub[0].ID, Formula: "NaCl", EnergyPerAtom: -2}))
-			fail(s.RecordVerdict(ctx, c, pub[1].ID, false, JudgedBelowHull, nil))
+			_, err := s.RecordVerdict(ctx, c, pub[0].ID, true, messages.NoveltyNew, &Find{ID: pub[0].ID, Formula: "NaCl", EnergyPerAtom: -2})
+			fail(err)
+			_, err = s.RecordVerdict(ctx, c, pub[1].ID, false, JudgedBelowHull, nil)
+			fail(err)
 			fail(s.RecordJudgeRejection(ctx, c, "forged"))
-			_, err := s.ClaimDebate(ctx, c, pub[0].ID, 2)
+			_, err = s.ClaimDebate(ctx, c, pub[0].ID, 2)
 			fail(err)
 			_, err = s.SaveTranscript(ctx, c, pub[0].ID, []byte(`{}`), 1)
 			fail(err)
@@ -157,7 +171,7 @@ func TestACLCoversServiceWrites(t *testing.T) {
 	// Readers write nothing; the patterns of one service do not reach the
 	// keys only another writes.
 	only := map[string]string{"campaigns": "proposer", "{acl}:spec": "proposer", "{acl}:seen": "proposer", "{acl}:evaluated": "reflector",
-		"{acl}:discoveries": "judge", "{mem:task-x}:directives": "reflector", "{acl}:debate:claims": "judge", "{acl}:log": "reflector"}
+		"{mem:task-x}:directives": "reflector", "{acl}:debate:claims": "judge", "{acl}:log": "reflector"}
 	for part, owner := range only {
 		key := s.prefix + part
 		if _, ok := written[key]; !ok {

@@ -50,6 +50,7 @@ type Store struct {
 	addr    string
 	notify  func(string)
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	gate    gate
 }
 
 // Open connects to Redis and checks the connection.
@@ -89,8 +90,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	uo.MaxRetries = 5
 	uo.MinRetryBackoff = 20 * time.Millisecond
 	uo.MaxRetryBackoff = 500 * time.Millisecond
+	s := &Store{prefix: "crucible:", addr: strings.Join(uo.Addrs, ","), notify: o.Notify, dial: o.Dial}
+	// A new connection may reach another server (a restart, a failover):
+	// Ready asks again at once.
+	uo.OnConnect = func(context.Context, *redis.Conn) error {
+		s.markStale()
+		return nil
+	}
 	rdb := redis.NewUniversalClient(uo)
-	s := &Store{rdb: rdb, prefix: "crucible:", addr: strings.Join(uo.Addrs, ","), notify: o.Notify, dial: o.Dial}
+	s.rdb = rdb
 	if o.Namespace != "" {
 		s.prefix = "crucible:" + o.Namespace + ":"
 	}
@@ -142,6 +150,10 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the connection.
 func (s *Store) Close() error { return s.rdb.Close() }
+
+// Prefix is what every key of the store starts with ("crucible:" or
+// "crucible:<namespace>:").
+func (s *Store) Prefix() string { return s.prefix }
 
 // Client exposes the Redis client (metrics, tests).
 func (s *Store) Client() redis.UniversalClient { return s.rdb }

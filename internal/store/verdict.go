@@ -55,11 +55,11 @@ func (s *Store) judgedKey(c string, accepted bool, class string) string {
 // nothing: the find is appended only with the id's first entry in the
 // discoveries set.
 var scriptVerdict = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
+local added = redis.call('SADD', KEYS[1], ARGV[1])
 if ARGV[2] == '1' and redis.call('SADD', KEYS[2], ARGV[1]) == 1 and ARGV[3] ~= '' then
   redis.call('RPUSH', KEYS[3], ARGV[3])
 end
-return 1
+return added
 `)
 
 // RecordVerdict counts a judged candidate once under its decision and
@@ -67,12 +67,14 @@ return 1
 // discoveries set, whose size its state reports), and find, when set,
 // joins the campaign's finds: the reference phases of its later
 // candidates' hulls, which grow only from accepted candidates.
-func (s *Store) RecordVerdict(ctx context.Context, campaign, id string, accepted bool, class string, find *Find) error {
+//
+// It reports whether the verdict was new (not counted before).
+func (s *Store) RecordVerdict(ctx context.Context, campaign, id string, accepted bool, class string, find *Find) (bool, error) {
 	var doc string
 	if find != nil {
 		b, err := json.Marshal(find)
 		if err != nil {
-			return fmt.Errorf("store: verdict %s of %s: %w", id, campaign, err)
+			return false, fmt.Errorf("store: verdict %s of %s: %w", id, campaign, err)
 		}
 		doc = string(b)
 	}
@@ -81,10 +83,11 @@ func (s *Store) RecordVerdict(ctx context.Context, campaign, id string, accepted
 		acc = "1"
 	}
 	keys := []string{s.judgedKey(campaign, accepted, class), s.discoveriesKey(campaign), s.findsKey(campaign)}
-	if err := scriptVerdict.Run(ctx, s.rdb, keys, id, acc, doc).Err(); err != nil {
-		return fmt.Errorf("store: record verdict %s of %s: %w", id, campaign, err)
+	added, err := scriptVerdict.Run(ctx, s.rdb, keys, id, acc, doc).Int()
+	if err != nil {
+		return false, fmt.Errorf("store: record verdict %s of %s: %w", id, campaign, err)
 	}
-	return nil
+	return added == 1, nil
 }
 
 // Judged returns how many candidates the judge weighed, by
@@ -132,4 +135,17 @@ func (s *Store) JudgePending(ctx context.Context, campaign string) (int, error) 
 		want -= n
 	}
 	return max(want, 0), nil
+}
+
+// FindOf is what an accepted candidate on or below the hull adds to its
+// campaign's hull: its formation energy, a reference phase of later
+// candidates. Nothing else joins the hull — not a hit the judge rejected
+// (a hull outlier, a mixture of known phases, a low-confidence value),
+// nor one above the hull, which would not change it.
+func FindOf(ev *messages.Evaluation, accepted bool) *Find {
+	fe, ok := ev.Properties["formation_energy_per_atom"]
+	if !accepted || !ok || !ev.Valid || ev.HullOutlier || ev.EAboveHull == nil || *ev.EAboveHull > 1e-9 {
+		return nil
+	}
+	return &Find{ID: ev.ID, Formula: ev.Candidate.Formula, EnergyPerAtom: fe.Value}
 }

@@ -18,6 +18,7 @@ func TestVerdictsRecordedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	find := func(id string) *Find { return &Find{ID: id, Formula: "NaPrCl4", EnergyPerAtom: -2.5} }
+	counted := map[string]bool{}
 	for _, v := range []struct {
 		id       string
 		accepted bool
@@ -31,9 +32,14 @@ func TestVerdictsRecordedOnce(t *testing.T) {
 		{"c4", true, messages.NoveltyNewPolymorph, nil},
 		{"c2", false, messages.NoveltyOrderedMixture, nil},
 	} {
-		if err := s.RecordVerdict(ctx, "vrd", v.id, v.accepted, v.class, v.find); err != nil {
+		added, err := s.RecordVerdict(ctx, "vrd", v.id, v.accepted, v.class, v.find)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if added == counted[v.id] {
+			t.Errorf("verdict %s: new %v, want %v", v.id, added, !counted[v.id])
+		}
+		counted[v.id] = true
 	}
 	if st, err := s.State(ctx, "vrd"); err != nil || st.Counters.Discoveries != 2 {
 		t.Fatalf("discoveries %+v %v, want 2", st.Counters, err)

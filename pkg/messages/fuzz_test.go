@@ -12,6 +12,7 @@ func decoders() map[string]func() Message {
 	return map[string]func() Message{
 		"campaign_spec":      func() Message { return &CampaignSpec{} },
 		"generation_request": func() Message { return &GenerationRequest{} },
+		"proposal_record":    func() Message { return &ProposalRecord{} },
 		"candidate":          func() Message { return &Candidate{} },
 		"evaluation":         func() Message { return &Evaluation{} },
 		"relax_job":          func() Message { return &RelaxJob{} },
@@ -31,6 +32,7 @@ func seedMessages() []Message {
 	return []Message{
 		c, ev,
 		&GenerationRequest{Schema: SchemaVersion, Campaign: "c1", Generation: 1, Slots: 4, Trigger: "start/0"},
+		&ProposalRecord{Schema: SchemaVersion, Campaign: "c1", Generation: 0, Slots: 4, Trigger: "start/0", Candidates: []*Candidate{c}, Counts: true, Rejected: 2},
 		&DeadLetter{Schema: SchemaVersion, Stream: StreamCandidates, Reason: "x", Data: []byte("{"), Size: 1},
 	}
 }

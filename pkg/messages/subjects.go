@@ -16,6 +16,9 @@ const (
 	SubjectSubmit      = "crucible.campaigns.submit"
 	SubjectStatus      = "crucible.campaigns.status"
 	SubjectReflections = "crucible.campaigns.reflections"
+	// SubjectProposals carries the proposers' journal of recorded
+	// generations (ProposalRecord).
+	SubjectProposals   = "crucible.campaigns.proposals"
 	SubjectPropose     = "crucible.propose"
 	SubjectCandidates  = "crucible.candidates"
 	SubjectEvaluations = "crucible.evaluations"

@@ -54,6 +54,75 @@ func (r *GenerationRequest) Validate() error {
 	return nil
 }
 
+// ProposalRecord is the journal entry of one recorded generation: what
+// the proposer recorded in Redis for it (its reservation, the candidates
+// it accepted, in order, and its counts), published before its candidates.
+// Redis holds the working copy; this record, on the CAMPAIGNS stream, is
+// what a Redis restored from an earlier state is reconciled from (the
+// reflector's reconciliation re-records a generation Redis lost, so its
+// candidates stay recorded ones rather than forgeries).
+type ProposalRecord struct {
+	Schema     int    `json:"schema"`
+	Campaign   string `json:"campaign"`
+	Episode    int    `json:"episode"`
+	Generation int    `json:"generation"`
+	Island     int    `json:"island"`
+	// Slots and Trigger are those of the generation's request.
+	Slots   int    `json:"slots"`
+	Trigger string `json:"trigger"`
+	// Candidates are the accepted candidates as published (none: an empty
+	// generation).
+	Candidates []*Candidate `json:"candidates"`
+	// Counts is false for a record re-published after a crash, which
+	// knows the accepted candidates but not the rejected counts and LLM
+	// usage the first recording added.
+	Counts           bool `json:"counts,omitempty"`
+	Rejected         int  `json:"rejected,omitempty"`
+	RejectedKnown    int  `json:"rejected_known,omitempty"`
+	PromptTokens     int  `json:"prompt_tokens,omitempty"`
+	CompletionTokens int  `json:"completion_tokens,omitempty"`
+	LLMCalls         int  `json:"llm_calls,omitempty"`
+}
+
+// MsgID is the record's deterministic message id: one per generation.
+func (r *ProposalRecord) MsgID() string {
+	return "proposal/" + GenerationID(r.Campaign, r.Generation)
+}
+
+// Validate names the bad field.
+func (r *ProposalRecord) Validate() error {
+	if err := checkSchema("proposal_record", r.Schema); err != nil {
+		return err
+	}
+	if err := ValidateCampaignID(r.Campaign); err != nil {
+		return invalid("proposal_record.campaign", "%v", err)
+	}
+	if r.Generation < 0 || r.Episode < 0 || r.Island < 0 {
+		return invalid("proposal_record.generation", "generation %d, episode %d, island %d: none may be negative", r.Generation, r.Episode, r.Island)
+	}
+	if r.Slots < 1 || r.Slots > MaxBatchSize {
+		return invalid("proposal_record.slots", "%d outside [1, %d]", r.Slots, MaxBatchSize)
+	}
+	if len(r.Candidates) > r.Slots {
+		return invalid("proposal_record.candidates", "%d candidates for %d slots", len(r.Candidates), r.Slots)
+	}
+	for i, c := range r.Candidates {
+		if c == nil {
+			return invalid(fmt.Sprintf("proposal_record.candidates[%d]", i), "null")
+		}
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("proposal_record.candidates[%d]: %w", i, err)
+		}
+		if c.Campaign != r.Campaign || c.Generation != r.Generation || c.Seed {
+			return invalid(fmt.Sprintf("proposal_record.candidates[%d]", i), "candidate %s is not of generation %d of %s", c.ID, r.Generation, r.Campaign)
+		}
+	}
+	if r.Rejected < 0 || r.RejectedKnown < 0 || r.PromptTokens < 0 || r.CompletionTokens < 0 || r.LLMCalls < 0 {
+		return invalid("proposal_record", "negative count")
+	}
+	return nil
+}
+
 // Structure is a crystal structure on the wire, in the format Crucible also
 // asks of LLMs: a formula, the lattice vectors as rows (Å), element symbols
 // and fractional coordinates.

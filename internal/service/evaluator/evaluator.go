@@ -248,7 +248,7 @@ func (s *Service) runScreen(ctx context.Context) error {
 	// while the oracle evaluates one, the candidates fetched meanwhile
 	// (often a generation's two at a time) queue for it and are
 	// evaluated together in the next oracle call (evaluate).
-	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: 2 * s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator"}, s.handleBatch)
+	return s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: 2 * s.cfg.Batch, MaxBatch: s.cfg.Batch, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator", Ready: s.store.Ready}, s.handleBatch)
 }
 
 func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {

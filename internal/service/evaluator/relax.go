@@ -66,7 +66,7 @@ func (s *Service) runRelax(ctx context.Context, o RelaxOracle) error {
 		return err
 	}
 	h := func(ctx context.Context, d *bus.Delivery) error { return s.handleRelax(ctx, o, d) }
-	return s.bus.Run(ctx, spec, bus.RunOptions{Concurrency: s.cfg.RelaxWorkers, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator-relax"}, h)
+	return s.bus.Run(ctx, spec, bus.RunOptions{Concurrency: s.cfg.RelaxWorkers, DrainTimeout: s.cfg.DrainTimeout, Service: "evaluator-relax", Ready: s.store.Ready}, h)
 }
 
 // handleRelax relaxes one screened candidate and publishes its

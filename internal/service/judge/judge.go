@@ -66,7 +66,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.bus.Run(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "judge"}, s.handle)
+	return s.bus.Run(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "judge", Ready: s.store.Ready}, s.handle)
 }
 
 func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
@@ -96,7 +96,7 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	if err := s.bus.Publish(ctx, v.Subject(), &v); err != nil {
 		return err
 	}
-	if err := s.store.RecordVerdict(ctx, ev.Campaign, ev.ID, v.Accepted, store.JudgedClass(&ev), Find(&ev, v.Accepted)); err != nil {
+	if _, err := s.store.RecordVerdict(ctx, ev.Campaign, ev.ID, v.Accepted, store.JudgedClass(&ev), store.FindOf(&ev, v.Accepted)); err != nil {
 		return err
 	}
 	decision := "rejected"
@@ -111,17 +111,4 @@ func (s *Service) handle(ctx context.Context, d *bus.Delivery) error {
 	}
 	metricVerdicts.WithLabelValues(decision).Inc()
 	return nil
-}
-
-// Find is what an accepted candidate on or below the hull adds to its
-// campaign's hull: its formation energy, a reference phase of later
-// candidates. Nothing else joins the hull — not a hit the judge rejected
-// (a hull outlier, a mixture of known phases, a low-confidence value),
-// nor one above the hull, which would not change it.
-func Find(ev *messages.Evaluation, accepted bool) *store.Find {
-	fe, ok := ev.Properties["formation_energy_per_atom"]
-	if !accepted || !ok || !ev.Valid || ev.HullOutlier || ev.EAboveHull == nil || *ev.EAboveHull > 1e-9 {
-		return nil
-	}
-	return &store.Find{ID: ev.ID, Formula: ev.Candidate.Formula, EnergyPerAtom: fe.Value}
 }

@@ -117,10 +117,10 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 2)
 	go func() {
-		errc <- s.bus.Run(ctx, submit, bus.RunOptions{Concurrency: 2, DrainTimeout: s.cfg.DrainTimeout, Service: "proposer"}, s.handleSubmit)
+		errc <- s.bus.Run(ctx, submit, bus.RunOptions{Concurrency: 2, DrainTimeout: s.cfg.DrainTimeout, Service: "proposer", Ready: s.store.Ready}, s.handleSubmit)
 	}()
 	go func() {
-		errc <- s.bus.Run(ctx, generate, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "proposer"}, s.handleGenerate)
+		errc <- s.bus.Run(ctx, generate, bus.RunOptions{Concurrency: s.cfg.Concurrency, DrainTimeout: s.cfg.DrainTimeout, Service: "proposer", Ready: s.store.Ready}, s.handleGenerate)
 	}()
 	return errors.Join(<-errc, <-errc)
 }
@@ -256,7 +256,7 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		return err // done: proposed and evaluated already, a late redelivery
 	case stored != nil:
 		// Proposed before a crash: publish exactly what was recorded.
-		return s.publish(ctx, spec, &req, stored, log)
+		return s.publish(ctx, spec, &req, record(&req, stored, nil), stored, log)
 	}
 
 	if spec.Ordered {
@@ -382,7 +382,43 @@ func (s *Service) handleGenerate(ctx context.Context, d *bus.Delivery) error {
 		return err
 	}
 	metricCandidates.WithLabelValues("duplicate").Add(float64(len(p.Candidates) - len(accepted)))
-	return s.publish(ctx, spec, &req, accepted, log)
+	rec := record(&req, accepted, p)
+	rec.Island = in.Island
+	return s.publish(ctx, spec, &req, rec, accepted, log)
+}
+
+// record is the journal entry of a recorded generation (p: the proposal
+// as recorded, nil when only the accepted candidates are known). Its
+// rejected counts are those the store added: the proposal's rejections
+// and the duplicates it dropped.
+func record(req *messages.GenerationRequest, accepted []*messages.Candidate, p *store.Proposal) *messages.ProposalRecord {
+	r := &messages.ProposalRecord{Schema: messages.SchemaVersion, Campaign: req.Campaign, Episode: req.Episode,
+		Generation: req.Generation, Slots: req.Slots, Trigger: req.Trigger, Candidates: accepted}
+	if len(accepted) > 0 {
+		r.Island = accepted[0].Island
+	}
+	if p == nil {
+		return r
+	}
+	r.Counts = true
+	r.Rejected, r.RejectedKnown = len(p.Rejected), p.RejectedKnown
+	if p.RejectedCandidates != nil {
+		r.Rejected = *p.RejectedCandidates
+	}
+	kept := make(map[string]bool, len(accepted))
+	for _, c := range accepted {
+		kept[c.ID] = true
+	}
+	for _, c := range p.Candidates {
+		if !kept[c.ID] {
+			r.Rejected++
+			if c.Known {
+				r.RejectedKnown++
+			}
+		}
+	}
+	r.PromptTokens, r.CompletionTokens, r.LLMCalls = p.PromptTokens, p.CompletionTokens, p.LLMCalls
+	return r
 }
 
 // errorFields are the log fields an error describes itself with (an LLM
@@ -439,7 +475,12 @@ func (s *Service) publishPrompts(ctx context.Context, d *bus.Delivery, prompts [
 
 // publish sends a generation's candidates, then keeps the campaign moving
 // when the generation fell short of its slots.
-func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req *messages.GenerationRequest, cands []*messages.Candidate, log *zap.Logger) error {
+func (s *Service) publish(ctx context.Context, spec *messages.CampaignSpec, req *messages.GenerationRequest, rec *messages.ProposalRecord, cands []*messages.Candidate, log *zap.Logger) error {
+	// The journal entry goes first: a candidate on the stream is always
+	// one a record accounts for, whatever Redis later forgets.
+	if err := s.bus.Publish(ctx, messages.Subject(messages.SubjectProposals, spec.ID), rec); err != nil {
+		return err
+	}
 	out := make([]bus.Outgoing, len(cands))
 	for i, c := range cands {
 		out[i] = bus.Outgoing{Subject: messages.Subject(messages.SubjectCandidates, spec.ID), Message: c}

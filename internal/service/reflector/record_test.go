@@ -9,7 +9,7 @@ import (
 // The oracle predicts structures invalid by their chemistry; their energy
 // above the hull stays with the evaluation's member but out of the
 // campaign's E_hull statistics. No evaluation is a find by itself: the
-// judge's accepted ones are (judge.Find).
+// judge's accepted ones are (store.FindOf).
 func TestRecordKeepsEnergyStatisticsToValid(t *testing.T) {
 	spec := &messages.CampaignSpec{ID: "c", PoolSize: 10}
 	zero := 0.0

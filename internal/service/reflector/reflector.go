@@ -41,6 +41,10 @@ type Config struct {
 	// Negative: take only what is ready at once.
 	Linger       time.Duration
 	DrainTimeout time.Duration
+	// ReconcileAtStart reconciles Redis with the streams once when the
+	// replica starts, whatever the server's run id says (Redis Cluster,
+	// whose restarts are not detected).
+	ReconcileAtStart bool
 	// LLM reflects for campaigns with reflector llm; nil makes them
 	// reflect by the rules, with the reason recorded.
 	LLM LLM
@@ -84,7 +88,9 @@ var metricEvaluations = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"outcome"})
 
 // Collectors are the reflector's metrics.
-func Collectors() []prometheus.Collector { return []prometheus.Collector{metricEvaluations} }
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricEvaluations, metricReconciled}
+}
 
 // New builds a reflector.
 func New(b *bus.Bus, s *store.Store, log *zap.Logger, cfg Config) *Service {
@@ -115,14 +121,15 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
+	go func() { errc <- s.reconcileLoop(ctx) }()
 	go func() {
-		errc <- s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, Linger: s.cfg.Linger, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleBatch)
+		errc <- s.bus.RunBatch(ctx, spec, bus.RunOptions{Concurrency: s.cfg.Concurrency, MaxBatch: s.cfg.Batch, Linger: s.cfg.Linger, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector", Ready: s.store.Ready}, s.handleBatch)
 	}()
 	go func() {
-		errc <- s.bus.Run(ctx, ctl, bus.RunOptions{Concurrency: 1, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector"}, s.handleControl)
+		errc <- s.bus.Run(ctx, ctl, bus.RunOptions{Concurrency: 1, DrainTimeout: s.cfg.DrainTimeout, Service: "reflector", Ready: s.store.Ready}, s.handleControl)
 	}()
-	return errors.Join(<-errc, <-errc)
+	return errors.Join(<-errc, <-errc, <-errc)
 }
 
 // handleControl applies a lifecycle action (control.Apply); a repeat
@@ -314,7 +321,7 @@ func Record(ev *messages.Evaluation, spec *messages.CampaignSpec) *store.Evaluat
 		},
 	}
 	// The campaign's hull grows from the judge's accepted discoveries
-	// only (judge.Find), not from every candidate below it.
+	// only (store.FindOf), not from every candidate below it.
 	if ev.Feasible && !c.Seed {
 		h := &store.HitDoc{Formula: c.Formula, Score: ev.Score, Novel: ev.Novel, EAboveHull: ev.EAboveHull,
 			Margins: make(map[string]float64, len(ev.Margins)), Values: make(map[string]float64, len(ev.Margins))}

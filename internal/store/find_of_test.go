@@ -1,4 +1,4 @@
-package judge
+package store
 
 import (
 	"testing"
@@ -6,16 +6,16 @@ import (
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
-// TestFind: only an accepted, valid candidate on or below the hull, not a
+// TestFindOf: only an accepted, valid candidate on or below the hull, not a
 // hull outlier, joins the campaign's hull, with its formation energy.
-func TestFind(t *testing.T) {
+func TestFindOf(t *testing.T) {
 	e := func(x float64) *float64 { return &x }
 	base := func() *messages.Evaluation {
 		return &messages.Evaluation{ID: "c-g1-c0", Campaign: "c", Valid: true, EAboveHull: e(-0.02),
 			Candidate:  messages.Candidate{ID: "c-g1-c0", Formula: "NaPrCl4"},
 			Properties: map[string]messages.PropertyValue{"formation_energy_per_atom": {Value: -2.5}}}
 	}
-	f := Find(base(), true)
+	f := FindOf(base(), true)
 	if f == nil || f.ID != "c-g1-c0" || f.Formula != "NaPrCl4" || f.EnergyPerAtom != -2.5 {
 		t.Fatalf("accepted below the hull: find %+v", f)
 	}
@@ -29,7 +29,7 @@ func TestFind(t *testing.T) {
 	} {
 		ev := base()
 		accepted := edit(ev)
-		if f := Find(ev, accepted); f != nil {
+		if f := FindOf(ev, accepted); f != nil {
 			t.Errorf("%s: find %+v, want none", name, f)
 		}
 	}

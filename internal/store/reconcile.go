@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis restored from an earlier state.
+//
+// Redis keeps the working state; the NATS streams keep the record of
+// what happened (the proposers' journal of recorded generations, every
+// evaluation, every verdict, every lifecycle action). A Redis that comes
+// back from a snapshot or a truncated AOF, or a replica promoted while it
+// lagged, has forgotten the last seconds while the streams kept them:
+// work acknowledged in NATS would be missing from Redis for good, and
+// candidates the proposer recorded would look forged. So the services
+// consume only while the state is reconciled for the Redis server they
+// talk to: the key "reconciled" names the run (the server's run_id) for
+// which the reflector last reconciled Redis with the streams. A restarted
+// or promoted server has another run_id; until the reflector has
+// re-applied what the streams hold and Redis lacks, Ready fails and the
+// services wait (internal/bus RunOptions.Ready).
+
+// ErrNotReconciled is Ready's error while the state waits for the
+// reflector's reconciliation.
+var ErrNotReconciled = errors.New("Redis was restarted or replaced; waiting for the reflector to reconcile its state with the streams")
+
+// gateRecheck is how long a successful Ready is trusted without asking
+// Redis again; a new connection (after a restart or failover) makes the
+// next Ready ask at once.
+const gateRecheck = time.Second
+
+// gate caches Ready's answer.
+type gate struct {
+	mu      sync.Mutex
+	checked time.Time
+	err     error
+	// stale: a new connection was opened since the last check (set from
+	// go-redis's OnConnect, which may run while Ready holds mu).
+	stale atomic.Bool
+	// runID, when set, replaces the server's run_id (DetectRestartsBy).
+	runID atomic.Pointer[func(ctx context.Context) (string, error)]
+	// off: the server tells no run_id (an embedded server, or a user
+	// without INFO); there is nothing to detect restarts with.
+	off bool
+}
+
+func (s *Store) reconciledKey() string    { return s.prefix + "reconciled" }
+func (s *Store) reconcileLockKey() string { return s.prefix + "reconcile-lock" }
+func (s *Store) markStale()               { s.gate.stale.Store(true) }
+func (s *Store) isCluster() bool          { _, ok := s.rdb.(*redis.ClusterClient); return ok }
+
+// DetectRestartsBy makes run tell which server run answers, instead of
+// INFO's run_id: for a server that tells none (an embedded one) and for
+// tests that play a restart from an earlier state.
+func (s *Store) DetectRestartsBy(run func(ctx context.Context) (string, error)) {
+	s.gate.runID.Store(&run)
+	s.gate.mu.Lock()
+	s.gate.off = false
+	s.gate.mu.Unlock()
+	s.markStale()
+}
+
+// RunID returns the Redis server's run id, "" when it does not tell (an
+// embedded server, Redis Cluster, or a user not allowed INFO).
+func (s *Store) RunID(ctx context.Context) (string, error) {
+	if f := s.gate.runID.Load(); f != nil {
+		return (*f)(ctx)
+	}
+	if s.isCluster() {
+		return "", nil
+	}
+	info, err := s.rdb.Info(ctx, "server").Result()
+	if err != nil {
+		msg := strings.ToLower(err.Error())
+		if strings.Contains(msg, "not supported") || strings.Contains(msg, "noperm") || strings.Contains(msg, "unknown command") {
+			return "", nil
+		}
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v, nil
+		}
+	}
+	return "", nil
+}
+
+// Ready returns nil when the state may be used: Redis's state has been
+// reconciled with the streams for the server now answering (or there is
+// nothing to tell restarts by), else ErrNotReconciled (or why Redis could
+// not be asked). A state never marked (a new installation) is ready; the
+// reflector marks it.
+func (s *Store) Ready(ctx context.Context) error {
+	g := &s.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.off {
+		return nil
+	}
+	again := gateRecheck
+	if g.err != nil {
+		again = 200 * time.Millisecond
+	}
+	if !g.stale.Swap(false) && !g.checked.IsZero() && time.Since(g.checked) < again {
+		return g.err
+	}
+	g.checked = time.Now()
+	run, err := s.RunID(ctx)
+	if err != nil {
+		g.err = fmt.Errorf("store: is the state reconciled: %w", err)
+		return g.err
+	}
+	if run == "" {
+		g.off, g.err = true, nil
+		return nil
+	}
+	marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result()
+	switch {
+	case errors.Is(err, redis.Nil), err == nil && marked == run:
+		g.err = nil
+	case err != nil:
+		g.err = fmt.Errorf("store: is the state reconciled: %w", err)
+	default:
+		g.err = fmt.Errorf("%w (server run %.8s…, state last reconciled for run %.8s…)", ErrNotReconciled, run, marked)
+	}
+	return g.err
+}
+
+// Reconciling says whether the state must be reconciled before use, and
+// for which server run: the key "reconciled" names another run. A state
+// never marked is marked for this run and needs nothing.
+func (s *Store) Reconciling(ctx context.Context) (run string, due bool, err error) {
+	run, err = s.RunID(ctx)
+	if err != nil || run == "" {
+		return "", false, err
+	}
+	set, err := s.rdb.SetNX(ctx, s.reconciledKey(), run, 0).Result()
+	if err != nil {
+		return "", false, fmt.Errorf("store: mark the state reconciled: %w", err)
+	}
+	if set {
+		s.markStale()
+		return run, false, nil
+	}
+	marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return "", false, fmt.Errorf("store: is the state reconciled: %w", err)
+	}
+	return run, marked != run, nil
+}
+
+// LockReconcile takes the reconciliation lock for ttl (one reflector
+// replica reconciles; the others wait), reporting whether it got it.
+func (s *Store) LockReconcile(ctx context.Context, owner string, ttl time.Duration) (bool, error) {
+	ok, err := s.rdb.SetNX(ctx, s.reconcileLockKey(), owner, ttl).Result()
+	if err != nil {
+		return false, fmt.Errorf("store: reconciliation lock: %w", err)
+	}
+	return ok, nil
+}
+
+// UnlockReconcile releases the lock if owner still holds it.
+func (s *Store) UnlockReconcile(ctx context.Context, owner string) error {
+	return scriptUnlock.Run(ctx, s.rdb, []string{s.reconcileLockKey()}, owner).Err()
+}
+
+var scriptUnlock = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+`)
+
+// MarkReconciled records that the state is reconciled for server run run.
+func (s *Store) MarkReconciled(ctx context.Context, run string) error {
+	if err := s.rdb.Set(ctx, s.reconciledKey(), run, 0).Err(); err != nil {
+		return fmt.Errorf("store: mark the state reconciled: %w", err)
+	}
+	s.markStale()
+	return nil
+}
+
+// RestoreReservation restores the reservation of generation g of a
+// campaign from the streams (a generation request still queued, or the
+// journal of a recorded generation) when Redis has lost it: the
+// generation's slots and episode, its trigger's answer, the campaign's
+// next generation number, the episode's reserved slots and the
+// generations in flight — what reserving it did. A generation Redis still
+// knows is left alone. It reports whether it restored anything.
+func (s *Store) RestoreReservation(ctx context.Context, campaign string, g Generation, trigger string) (bool, error) {
+	res, err := scriptRestoreReservation.Run(ctx, s.rdb, []string{s.stateKey(campaign), s.triggersKey(campaign), s.gensKey(campaign)},
+		g.Generation, g.Slots, g.Episode, trigger).Int()
+	if err != nil {
+		return false, fmt.Errorf("store: restore generation %d of %s: %w", g.Generation, campaign, err)
+	}
+	return res == 1, nil
+}
+
+// scriptRestoreReservation: KEYS state, triggers, gens; ARGV g, slots,
+// episode, trigger. Returns 1 when restored, 0 when Redis knew the
+// generation.
+var scriptRestoreReservation = redis.NewScript(`
+local st, triggers, gens = KEYS[1], KEYS[2], KEYS[3]
+local g, slots, ep, trigger = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+if redis.call('HEXISTS', gens, g .. ':slots') == 1 then return 0 end
+redis.call('HSET', gens, g .. ':slots', slots, g .. ':ep', ep, g .. ':trigger', trigger)
+if trigger ~= '' and redis.call('HEXISTS', triggers, trigger) == 0 then
+  redis.call('HSET', triggers, trigger, g .. ':' .. slots .. ':' .. ep)
+end
+local next = tonumber(redis.call('HGET', st, 'next_gen') or '0') or 0
+if tonumber(g) + 1 > next then redis.call('HSET', st, 'next_gen', tonumber(g) + 1) end
+redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', slots)
+redis.call('HINCRBY', st, 'inflight', 1)
+return 1
+`)
+
+// GenerationRecorded reports, for each generation, whether Redis holds
+// its recorded proposal (its accepted list).
+func (s *Store) GenerationRecorded(ctx context.Context, campaign string, gs []int) ([]bool, error) {
+	if len(gs) == 0 {
+		return nil, nil
+	}
+	fields := make([]string, len(gs))
+	for i, g := range gs {
+		fields[i] = strconv.Itoa(g) + ":accepted"
+	}
+	vals, err := s.rdb.HMGet(ctx, s.gensKey(campaign), fields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: generations of %s: %w", campaign, err)
+	}
+	out := make([]bool, len(gs))
+	for i, v := range vals {
+		out[i] = v != nil
+	}
+	return out, nil
+}
+
+// Evaluated reports, for each candidate id, whether Redis holds its
+// recorded evaluation.
+func (s *Store) Evaluated(ctx context.Context, campaign string, ids []string) ([]bool, error) {
+	out := make([]bool, len(ids))
+	for i := 0; i < len(ids); i += 512 {
+		part := ids[i:min(i+512, len(ids))]
+		vals, err := s.rdb.HMGet(ctx, s.evaluatedKey(campaign), part...).Result()
+		if err != nil {
+			return nil, fmt.Errorf("store: evaluations of %s: %w", campaign, err)
+		}
+		for k, v := range vals {
+			out[i+k] = v != nil
+		}
+	}
+	return out, nil
+}

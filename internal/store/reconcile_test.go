@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+)
+
+// TestReadyFollowsServerRuns: a state never marked is ready; the
+// reflector's first look marks it for the server's run; another run (a
+// restart, a failover) makes it wait until it is marked reconciled for
+// that run; a server that tells no run never waits.
+func TestReadyFollowsServerRuns(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("a store without run ids: %v", err)
+	}
+	var run atomic.Value
+	run.Store("run-1")
+	s.DetectRestartsBy(func(context.Context) (string, error) { return run.Load().(string), nil })
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("never marked: %v", err)
+	}
+	if r, due, err := s.Reconciling(ctx); err != nil || due || r != "run-1" {
+		t.Fatalf("first look: run %q due %v %v, want run-1, not due", r, due, err)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("marked for its run: %v", err)
+	}
+	run.Store("run-2")
+	s.markStale() // what a new connection does
+	if err := s.Ready(ctx); !errors.Is(err, ErrNotReconciled) {
+		t.Fatalf("another run: %v, want ErrNotReconciled", err)
+	}
+	if r, due, err := s.Reconciling(ctx); err != nil || !due || r != "run-2" {
+		t.Fatalf("another run: run %q due %v %v, want run-2, due", r, due, err)
+	}
+	ok, err := s.LockReconcile(ctx, "a", 0)
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	if ok, err := s.LockReconcile(ctx, "b", 0); err != nil || ok {
+		t.Fatalf("a second reconciler got the lock: %v %v", ok, err)
+	}
+	if err := s.MarkReconciled(ctx, "run-2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UnlockReconcile(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("reconciled: %v", err)
+	}
+	if _, due, err := s.Reconciling(ctx); err != nil || due {
+		t.Fatalf("reconciled: due %v %v", due, err)
+	}
+	if ok, err := s.LockReconcile(ctx, "b", 0); err != nil || !ok {
+		t.Fatalf("the lock was not released: %v %v", ok, err)
+	}
+}
+
+// TestRestoreReservation: a reservation Redis lost comes back as
+// reserving it had left it (the generation's slots and episode, its
+// trigger's answer, the next generation number, the episode's reserved
+// slots, the generations in flight), once; one Redis knows is untouched.
+func TestRestoreReservation(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "restore", 40, 4, 1)
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	g0, ok, err := s.RequestGeneration(ctx, sp.ID, "start/0")
+	if err != nil || !ok {
+		t.Fatalf("reserve: %v %v", ok, err)
+	}
+	before, err := s.State(ctx, sp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.RestoreReservation(ctx, sp.ID, g0, "start/0"); err != nil || ok {
+		t.Fatalf("a reservation Redis knows was restored: %v %v", ok, err)
+	}
+	lost := Generation{Generation: g0.Generation + 2, Slots: 3, Episode: 0}
+	for i, want := range []bool{true, false} {
+		if ok, err := s.RestoreReservation(ctx, sp.ID, lost, "after/7"); err != nil || ok != want {
+			t.Fatalf("restore %d: %v %v, want %v", i, ok, err, want)
+		}
+	}
+	after, err := s.State(ctx, sp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Inflight != before.Inflight+1 || after.Int("next_gen") != lost.Generation+1 || after.Int("ep0_reserved") != before.Int("ep0_reserved")+3 {
+		t.Errorf("after the restore: in flight %d (was %d), next_gen %d, ep0_reserved %d (was %d)",
+			after.Inflight, before.Inflight, after.Int("next_gen"), after.Int("ep0_reserved"), before.Int("ep0_reserved"))
+	}
+	// The trigger answers with the restored generation, as it did.
+	if g, ok, err := s.RequestGeneration(ctx, sp.ID, "after/7"); err != nil || !ok || g != lost {
+		t.Errorf("trigger after/7: %+v %v %v, want %+v", g, ok, err, lost)
+	}
+	// The next reservation takes the number after it.
+	if g, ok, err := s.RequestGeneration(ctx, sp.ID, "after/8"); err != nil || !ok || g.Generation != lost.Generation+1 {
+		t.Errorf("next reservation: %+v %v %v, want generation %d", g, ok, err, lost.Generation+1)
+	}
+	if rec, err := s.GenerationRecorded(ctx, sp.ID, []int{g0.Generation, lost.Generation}); err != nil || rec[0] || rec[1] {
+		t.Errorf("recorded proposals %v %v, want none", rec, err)
+	}
+}
