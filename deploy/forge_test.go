@@ -135,11 +135,12 @@ func waitState(t *testing.T, ctx context.Context, st *store.Store, campaign stri
 // evaluation of an evaluated candidate; as the proposer, a candidate id
 // never accepted, a recorded candidate altered, and candidates of the
 // campaign completed; as the reflector, generation requests nobody
-// reserved. Most go to a second campaign while it runs; the work after
-// completion to the completed one. Then, as the administrator, each
-// forgery must be in DEADLETTER with its reason, the completed campaign's
-// counters, pools, verdicts and discoveries unchanged, and the running
-// one must end at its budget with no trace of the forgeries.
+// reserved. Most go to a second campaign under way (paused after its
+// first generations, so that it holds still); the work after completion
+// to the completed one. Then, as the administrator, each forgery must be
+// in DEADLETTER with its reason, and neither campaign's counters, pools,
+// verdicts and discoveries may have changed; resumed, the second campaign
+// must end at its budget with no trace of the forgeries.
 func forgeAsServices(t *testing.T, ctx context.Context, in *secureInstall, task, done string) {
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -158,18 +159,45 @@ func forgeAsServices(t *testing.T, ctx context.Context, in *secureInstall, task,
 	judgedDone := judgedIDs(t, ctx, admin, done)
 	evsDone := evaluationsOf(t, ctx, admin, done)
 
-	// A campaign still running while most forgeries arrive.
+	// A campaign under way while most forgeries arrive: paused after its
+	// first generations (the evaluator's cost per candidate keeps it from
+	// completing first) and drained, so that its counters, pools and
+	// verdicts hold still while the forgeries are handled; then resumed.
 	const budget = 120
 	out, err := in.crucible("client", time.Minute, "submit", "--task", task, "--budget", fmt.Sprint(budget))
 	if err != nil {
 		t.Fatalf("crucible submit as client: %v\n%s", err, out)
 	}
 	running := strings.Fields(out)[0]
-	waitState(t, ctx, st, running, 2*time.Minute, "evaluating its first generations", func(s *store.State) bool { return s.Counters.Evaluated >= 2 })
+	waitState(t, ctx, st, running, 2*time.Minute, "evaluating its first generations", func(s *store.State) bool { return s.Counters.Evaluated >= 6 })
+	if out, err := in.crucible("client", time.Minute, "campaign", "pause", running); err != nil {
+		t.Fatalf("crucible campaign pause as client: %v\n%s", err, out)
+	}
+	paused := waitState(t, ctx, st, running, 2*time.Minute, "paused and drained", func(s *store.State) bool {
+		return s.Status != messages.StateRunning && s.Inflight == 0
+	})
+	if paused.Status != messages.StatePaused {
+		t.Fatalf("campaign %s is %s, not paused, after %d evaluations: the evaluator is too fast for the test", running, paused.Status, paused.Counters.Evaluated)
+	}
+	idle := func() {
+		t.Helper()
+		for _, name := range []string{messages.ConsumerProposer, messages.ConsumerEvaluator, messages.ConsumerReflector, messages.ConsumerJudge} {
+			c, err := messages.ConsumerByName(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := forgery.WaitIdle(ctx, admin.JS, admin.Stream(c.Stream), name, 2*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	idle()
 	specRunning, err := st.Spec(ctx, running)
 	if err != nil {
 		t.Fatal(err)
 	}
+	beforeRunning := forgery.Snapshot(t, st, specRunning)
+	judgedRunning := judgedIDs(t, ctx, admin, running)
 	var seed, plain []*messages.Evaluation // a seed's evaluation; proposed candidates' for no judge
 	var hit *messages.Evaluation           // a stable hit's, if any (its values make a discovery)
 	for _, ev := range append(evaluationsOf(t, ctx, admin, running), evsDone...) {
@@ -268,9 +296,6 @@ func forgeAsServices(t *testing.T, ctx context.Context, in *secureInstall, task,
 		forgeries = append(forgeries, forged{r.name, "reflector", messages.SubjectPropose, req, r.reason, 1})
 	}
 
-	if s, err := st.State(ctx, running); err != nil || s.Status != messages.StateRunning {
-		t.Fatalf("campaign %s is not running when forging (%+v, %v): raise its budget", running, s, err)
-	}
 	users := map[string]*bus.Bus{}
 	bodies := make([][]byte, len(forgeries))
 	want := 0
@@ -324,9 +349,23 @@ func forgeAsServices(t *testing.T, ctx context.Context, in *secureInstall, task,
 	}
 	t.Logf("%d forged messages with the services' credentials, %d dead letters of them (%d expected)", len(forgeries), count(letters), want)
 
-	// The running campaign ends at its budget, and records none of the
+	// Neither campaign changed while the forgeries were handled.
+	idle()
+	if after := forgery.Snapshot(t, st, specRunning); after != beforeRunning {
+		t.Errorf("forged traffic changed campaign %s:\n before %s\n after  %s", running, beforeRunning, after)
+	}
+	if after := judgedIDs(t, ctx, admin, running); !slices.Equal(after, judgedRunning) {
+		t.Errorf("forged traffic changed the verdicts and discoveries of %s:\n before %v\n after  %v", running, judgedRunning, after)
+	}
+
+	// Resumed, the campaign ends at its budget, and records none of the
 	// forgeries.
-	end := waitState(t, ctx, st, running, 4*time.Minute, "finished", func(s *store.State) bool { return s.Status != messages.StateRunning })
+	if out, err := in.crucible("client", time.Minute, "campaign", "resume", running); err != nil {
+		t.Fatalf("crucible campaign resume as client: %v\n%s", err, out)
+	}
+	end := waitState(t, ctx, st, running, 4*time.Minute, "finished", func(s *store.State) bool {
+		return s.Status != messages.StateRunning && s.Status != messages.StatePaused
+	})
 	if end.Status != messages.StateCompleted || end.Counters.Evaluated != budget {
 		t.Errorf("campaign %s: %s with %d evaluated, want completed with its budget %d", running, end.Status, end.Counters.Evaluated, budget)
 	}

@@ -2,7 +2,6 @@ package local_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -164,15 +163,5 @@ func waitConsumerIdle(ctx context.Context, st *local.Stack, consumer string) err
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		c, err := st.Bus.JS.Consumer(ctx, st.Bus.Stream(spec.Stream), consumer)
-		if err == nil {
-			if info, err := c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("consumer %s not idle after a minute", consumer)
+	return forgery.WaitIdle(ctx, st.Bus.JS, st.Bus.Stream(spec.Stream), consumer, time.Minute)
 }

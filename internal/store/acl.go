@@ -60,9 +60,9 @@ func ACLUsers() []ACLUser {
 		},
 		{
 			Name: "reflector",
-			Role: "records evaluations, islands and episodes; requests generations; applies reflections to memory banks",
+			Role: "records evaluations, islands and episodes; requests generations; applies lifecycle actions and reflections to memory banks",
 			Write: []string{
-				"{*}:state", "{*}:triggers", "{*}:gens", "{*}:evaluated", "{*}:comps", "{*}:docs",
+				"{*}:state", "{*}:control", "{*}:triggers", "{*}:gens", "{*}:evaluated", "{*}:comps", "{*}:docs",
 				"{*}:findlist", "{*}:islands", "{*}:hits", "{*}:curve", "{*}:log",
 				"{*}:island:*:success", "{*}:island:*:failure",
 				"{mem:*}:*",

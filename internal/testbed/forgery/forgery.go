@@ -88,3 +88,26 @@ func DeadLetters(t testing.TB, js jetstream.JetStream, stream string, within tim
 	})
 	return out
 }
+
+// WaitIdle waits until the durable consumer has nothing pending or
+// unacknowledged (stream and consumer as the installation names them).
+func WaitIdle(ctx context.Context, js jetstream.JetStream, stream, consumer string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		c, err := js.Consumer(ctx, stream, consumer)
+		if err == nil {
+			info, ierr := c.Info(ctx)
+			if ierr == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("consumer %s of %s not idle after %v", consumer, stream, within)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
