@@ -274,7 +274,10 @@ func forgeAsServices(t *testing.T, ctx context.Context, in *secureInstall, task,
 	forgeries = append(forgeries, forged{"candidate id never accepted", "proposer", messages.SubjectCandidates, &never,
 		fmt.Sprintf("not accepted for generation %d", never.Generation), 1})
 	altered := seed[0].Candidate
-	altered.Structure.Lattice[0][0] *= 1.05
+	altered.Structure.Lattice[0][0] += 0.2 // a first lattice vector may have no x component
+	if altered.Digest() == seed[0].Candidate.Digest() {
+		t.Fatal("altering a seed's lattice left its digest")
+	}
 	forgeries = append(forgeries, forged{"recorded candidate with an altered structure", "proposer", messages.SubjectCandidates, &altered,
 		"differs from the recorded seed", 1})
 	againDone := realDone.Candidate
