@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/pflag"
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/pkg/messages"
@@ -366,7 +367,76 @@ func WriteRetryOutcomes(w io.Writer, outcomes []RetryOutcome, asJSON bool) error
 		}
 		fmt.Fprintln(w, line)
 	}
-	_, err := fmt.Fprintf(w, "%d selected: %d retried, %d already retried, %d refused, %d to retry (dry run)\n", len(outcomes),
-		counts[RetryPublished], counts[RetryDuplicate], counts[RetryRefused], counts[RetryDryRun])
+	var parts []string
+	for _, k := range []string{RetryPublished, RetryDuplicate, RetryDryRun, RetryRefused} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"nothing to retry"}
+	}
+	_, err := fmt.Fprintf(w, "%d selected: %s\n", len(outcomes), strings.Join(parts, ", "))
 	return err
+}
+
+// DeadLetterOptions are what "crucible deadletter list|retry" selects
+// and how it writes.
+type DeadLetterOptions struct {
+	DeadLetterFilter
+	// SeqList is --seq (pflag has no []uint64 flag).
+	SeqList           []uint
+	JSON, DryRun, All bool
+	Limit             int
+}
+
+// Bind registers the options' flags.
+func (o *DeadLetterOptions) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Stream, "stream", "", "only messages of this stream: propose, candidates, relax, evaluations, campaigns or discoveries")
+	fs.StringVar(&o.Reason, "reason", "", "only dead letters whose reason contains this text (any case)")
+	fs.DurationVar(&o.Since, "since", 0, "only dead letters of the last DUR (30m, 24h)")
+	fs.UintSliceVar(&o.SeqList, "seq", nil, "only the dead letters with these sequences (the SEQ column)")
+	fs.BoolVar(&o.JSON, "json", false, "one JSON object per line")
+	fs.IntVar(&o.Limit, "limit", 0, "list: show the last N (the count by reason covers all)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "retry: say what would be retried, change nothing")
+	fs.BoolVar(&o.All, "all", false, "retry: every dead letter, when nothing else selects")
+}
+
+// Check says what is wrong with the options for verb (list or retry),
+// before any connection is made.
+func (o *DeadLetterOptions) Check(verb string) error {
+	switch {
+	case verb != "list" && verb != "retry":
+		return fmt.Errorf("unknown verb %q (want list or retry)", verb)
+	case o.Limit < 0 || o.Since < 0:
+		return errors.New("--limit and --since must not be negative")
+	case verb == "retry" && o.Empty() && len(o.SeqList) == 0 && !o.All:
+		return errors.New("retry: select dead letters with CAMPAIGN, --stream, --reason, --since or --seq, or retry every one with --all")
+	}
+	if o.Campaign != "" {
+		return messages.ValidateCampaignID(o.Campaign)
+	}
+	return nil
+}
+
+// RunDeadLetters lists (verb "list") or retries (verb "retry") the dead
+// letters o selects, writing to w; a listing's count by reason goes to
+// summary with --json.
+func (c *Client) RunDeadLetters(ctx context.Context, w, summary io.Writer, verb string, o DeadLetterOptions) error {
+	if err := o.Check(verb); err != nil {
+		return err
+	}
+	f := o.DeadLetterFilter
+	for _, s := range o.SeqList {
+		f.Seqs = append(f.Seqs, uint64(s))
+	}
+	entries, err := c.DeadLetters(ctx, f)
+	if err != nil {
+		return err
+	}
+	if verb == "list" {
+		return WriteDeadLetters(w, summary, entries, o.JSON, o.Limit)
+	}
+	outcomes, err := c.Retry(ctx, entries, o.DryRun)
+	return errors.Join(WriteRetryOutcomes(w, outcomes, o.JSON), err)
 }
