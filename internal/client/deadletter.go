@@ -48,6 +48,12 @@ func (f DeadLetterFilter) Empty() bool {
 	return f.Campaign == "" && f.Stream == "" && f.Reason == "" && f.Since == 0 && len(f.Seqs) == 0
 }
 
+// Check says what is wrong with f's campaign or stream, or nil.
+func (f DeadLetterFilter) Check() error {
+	_, err := f.subject()
+	return err
+}
+
 // subject is the DEADLETTER subject filter of f's campaign and stream.
 func (f DeadLetterFilter) subject() (string, error) {
 	stream, campaign := "*", "*"
@@ -413,10 +419,7 @@ func (o *DeadLetterOptions) Check(verb string) error {
 	case verb == "retry" && o.Empty() && len(o.SeqList) == 0 && !o.All:
 		return errors.New("retry: select dead letters with CAMPAIGN, --stream, --reason, --since or --seq, or retry every one with --all")
 	}
-	if o.Campaign != "" {
-		return messages.ValidateCampaignID(o.Campaign)
-	}
-	return nil
+	return o.DeadLetterFilter.Check()
 }
 
 // RunDeadLetters lists (verb "list") or retries (verb "retry") the dead
