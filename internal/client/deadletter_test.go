@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,22 +237,22 @@ func TestDeadLetterListAndRetry(t *testing.T) {
 	waitDeadLetters(t, c, DeadLetterFilter{Campaign: "c"}, 1)
 }
 
-// TestDeadLetterRetryPermission: a user who may read dead letters but not
-// publish work is told that retry needs the operator's credentials; so is
-// one who may publish work but not remove dead letters, after the
-// re-publish.
+// TestDeadLetterRetryPermission runs NATS with the deployment's users and
+// permissions (deploy/k8s/base/nats/auth.conf, which compose mounts too):
+// the client user may list dead letters but a retry tells it that retry
+// needs the operator's credentials; so does the evaluator, who may publish
+// evaluations but not remove dead letters, after its re-publish; the admin
+// retries.
 func TestDeadLetterRetryPermission(t *testing.T) {
-	deny := &server.SubjectPermission{Deny: []string{"$JS.API.STREAM.MSG.DELETE.>"}}
-	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-		Users: []*server.User{
-			{Username: "admin", Password: "pw"},
-			{Username: "client", Password: "pw", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{"$JS.API.>", "_INBOX_client.>"}, Deny: deny.Deny}}},
-			{Username: "worker", Password: "pw", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{"$JS.API.>", "_INBOX_worker.>", "crucible.propose.>"}, Deny: deny.Deny}}},
-		},
-	})
+	for _, u := range []string{"ADMIN", "PROPOSER", "EVALUATOR", "REFLECTOR", "JUDGE", "CLIENT"} {
+		t.Setenv("NATS_"+u+"_PASSWORD", "p"+strings.ToLower(u))
+	}
+	opts, err := server.ProcessConfigFile(filepath.Join("..", "..", "deploy", "k8s", "base", "nats", "auth.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", server.RANDOM_PORT, true, t.TempDir(), true, true
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestDeadLetterRetryPermission(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	as := func(user string) *Client {
-		b, err := bus.Connect(ctx, bus.Options{URL: srv.ClientURL(), User: user, Password: "pw", MemoryStorage: true})
+		b, err := bus.Connect(ctx, bus.Options{URL: srv.ClientURL(), User: user, Password: "p" + user, MemoryStorage: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,29 +275,28 @@ func TestDeadLetterRetryPermission(t *testing.T) {
 	if err := admin.Bus.EnsureStreams(ctx); err != nil {
 		t.Fatal(err)
 	}
-	dl := &messages.DeadLetter{Schema: messages.SchemaVersion, Stream: messages.StreamPropose, Consumer: messages.ConsumerProposer,
-		Subject: messages.Subject(messages.SubjectPropose, "p"), Sequence: 7, Deliveries: 1, Reason: "unknown campaign p",
-		Service: "proposer", Data: []byte(`{}`), Size: 2, At: time.Now().UTC()}
-	if err := admin.Bus.Publish(ctx, messages.DeadLetterSubject(messages.StreamPropose, "p"), dl); err != nil {
+	dl := &messages.DeadLetter{Schema: messages.SchemaVersion, Stream: messages.StreamEvaluations, Consumer: messages.ConsumerJudge,
+		Subject: messages.Subject(messages.SubjectEvaluations, "p"), Sequence: 7, Deliveries: 10, Reason: "failed 10 deliveries: model server down",
+		Service: "judge", Data: []byte(`{}`), Size: 2, At: time.Now().UTC()}
+	if err := admin.Bus.Publish(ctx, messages.DeadLetterSubject(dl.Stream, "p"), dl); err != nil {
 		t.Fatal(err)
 	}
-	for _, user := range []string{"client", "worker"} {
-		c := as(user)
-		entries, err := c.DeadLetters(ctx, DeadLetterFilter{Campaign: "p"})
-		if err != nil || len(entries) != 1 {
-			t.Fatalf("%s lists %d dead letters, %v", user, len(entries), err)
-		}
-		_, err = c.Retry(ctx, entries, false)
+	entries, err := as("client").DeadLetters(ctx, DeadLetterFilter{Campaign: "p", Since: time.Hour})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("client lists %d dead letters, %v", len(entries), err)
+	}
+	for _, user := range []string{"client", "evaluator"} {
+		_, err = as(user).Retry(ctx, entries, false)
 		if !errors.Is(err, ErrNeedsOperator) || !strings.Contains(err.Error(), "admin") {
 			t.Errorf("%s retries: %v, want the refusal naming the operator's credentials", user, err)
 		}
 	}
-	entries, err := admin.DeadLetters(ctx, DeadLetterFilter{Campaign: "p"})
+	entries, err = admin.DeadLetters(ctx, DeadLetterFilter{Campaign: "p"})
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("admin lists %d dead letters, %v", len(entries), err)
 	}
 	if outcomes, err := admin.Retry(ctx, entries, false); err != nil || len(outcomes) != 1 || outcomes[0].Outcome != RetryDuplicate {
-		// The worker's re-publish went through before its removal was refused.
+		// The evaluator's re-publish went through before its removal was refused.
 		t.Errorf("admin retries: %+v, %v", outcomes, err)
 	}
 	if entries, err := admin.DeadLetters(ctx, DeadLetterFilter{}); err != nil || len(entries) != 0 {
