@@ -151,23 +151,26 @@ func (c *Client) DeadLetters(ctx context.Context, f DeadLetterFilter) ([]DeadLet
 }
 
 // ReasonClass is a dead letter's reason without its particulars, for
-// counting dead letters by cause: the text before the first colon (after
-// "permanent failure: "), the campaign's id replaced by CAMPAIGN and
-// numbers by N ("unknown campaign CAMPAIGN", "failed N deliveries",
-// "invalid message", "not a recorded candidate").
+// counting dead letters by cause: "permanent failure: " left out, the
+// campaign's id replaced by CAMPAIGN and every word with a digit (ids,
+// counts, values) by N, cut to 100 characters ("generation N: unknown
+// campaign CAMPAIGN", "failed N deliveries: …", "oversize message: N
+// bytes, …").
 func (e DeadLetterEntry) ReasonClass() string {
-	reason := strings.TrimPrefix(e.Reason, bus.ErrPermanent.Error()+": ")
-	head, _, _ := strings.Cut(reason, ":")
-	words := strings.Fields(head)
+	words := strings.Fields(strings.ReplaceAll(e.Reason, bus.ErrPermanent.Error()+": ", ""))
 	for i, w := range words {
+		core, tail := w, ""
+		if n := len(core); n > 0 && strings.ContainsAny(core[n-1:], ":,;.") {
+			core, tail = core[:n-1], core[n-1:]
+		}
 		switch {
-		case e.Campaign != "" && w == e.Campaign:
-			words[i] = "CAMPAIGN"
-		case strings.IndexFunc(w, unicode.IsDigit) >= 0:
-			words[i] = "N"
+		case e.Campaign != "" && core == e.Campaign:
+			words[i] = "CAMPAIGN" + tail
+		case strings.IndexFunc(core, unicode.IsDigit) >= 0:
+			words[i] = "N" + tail
 		}
 	}
-	return strings.Join(words, " ")
+	return shorten(strings.Join(words, " "), 100)
 }
 
 // DeadLetterCounts counts dead letters by ReasonClass.

@@ -82,7 +82,7 @@ func TestDeadLetterAPI(t *testing.T) {
 		return d
 	}
 	d := list("")
-	if d.Total != 3 || len(d.DeadLetters) != 3 || d.ByReason["model server N unreachable"] != 2 || d.ByReason["oversize message"] != 1 {
+	if d.Total != 3 || len(d.DeadLetters) != 3 || d.ByReason["model server N unreachable"] != 2 || d.ByReason["oversize message: N bytes"] != 1 {
 		t.Fatalf("deadletters: %+v", d)
 	}
 	if d := list("?limit=1&stream=candidates&since=1h"); d.Total != 3 || len(d.DeadLetters) != 1 || !d.DeadLetters[0].Truncated {
