@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -120,7 +121,7 @@ func RunCampaign(ctx context.Context, spec *messages.CampaignSpec, o CampaignOpt
 		spec.ID, spec.Task.Name, spec.Budget, GeneratorLabel(spec, o.Baseline), o.Evaluators)
 	var progress func(Progress)
 	if o.Stderr != nil {
-		progress = ProgressPrinter(o.Stderr, o.TTY)
+		progress = client.ProgressPrinter(o.Stderr, o.TTY)
 	}
 	res, err := Run(ctx, st, spec, RunOptions{Out: o.Out, OnProgress: progress, Timeout: o.Timeout, Provided: loaded.Provided,
 		Generator: GeneratorLabel(spec, o.Baseline), Interrupt: o.Interrupt, Resume: o.Resume})

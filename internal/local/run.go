@@ -9,24 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/client"
-	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
 // Progress is a snapshot of a running campaign for a progress display.
-type Progress struct {
-	Budget, Evaluated, Hits, Stable, Discoveries int
-	Elapsed                                      time.Duration
-	// Waiting names the server the run waits for ("Redis"), while it
-	// cannot be reached; the counters are the last ones read.
-	Waiting string
-}
+type Progress = client.Progress
 
 // Result is what a finished local campaign produced.
 type Result struct {
@@ -101,30 +93,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t := time.NewTicker(500 * time.Millisecond)
-			defer t.Stop()
-			var last Progress
-			for {
-				select {
-				case <-stopProgress:
-					return
-				case <-t.C:
-					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-					st, err := s.Store.State(sctx, spec.ID)
-					cancel()
-					switch {
-					case err == nil:
-						last = Progress{Budget: st.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
-							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries}
-					case !errors.Is(err, store.ErrNotFound):
-						last.Waiting = "Redis"
-					}
-					p := last
-					p.Elapsed = time.Since(start)
-					last.Waiting = ""
-					o.OnProgress(p)
-				}
-			}
+			cl.WatchProgress(ctx, spec.ID, 500*time.Millisecond, stopProgress, o.OnProgress)
 		}()
 	}
 	wctx, stopWait := context.WithCancel(ctx)
@@ -177,10 +146,6 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		res.Summary.Discoveries = len(res.Discoveries)
 		res.Summary.JudgeRejected = len(res.Verdicts)
 		res.Summary.WallSeconds = time.Since(start).Seconds()
-		if o.OnProgress != nil {
-			o.OnProgress(Progress{Budget: res.Summary.Budget, Evaluated: res.Summary.Evaluated, Hits: res.Summary.Hits,
-				Stable: res.Summary.StableHits, Discoveries: res.Summary.Discoveries, Elapsed: time.Since(start)})
-		}
 	}
 	if o.Out != "" {
 		if err := Write(o.Out, res); err != nil {
@@ -385,27 +350,4 @@ func WriteCIF(path string, st messages.Structure) error {
 		return err
 	}
 	return f.Close()
-}
-
-// ProgressLine renders a progress snapshot as one line, with a bar when
-// width > 0.
-func ProgressLine(p Progress, width int) string {
-	var b strings.Builder
-	if width > 0 && p.Budget > 0 {
-		filled := min(width, p.Evaluated*width/p.Budget)
-		b.WriteString("[")
-		b.WriteString(strings.Repeat("#", filled))
-		b.WriteString(strings.Repeat(".", width-filled))
-		b.WriteString("] ")
-	}
-	rate := 0.0
-	if s := p.Elapsed.Seconds(); s > 0 {
-		rate = float64(p.Evaluated) / s
-	}
-	fmt.Fprintf(&b, "%d/%d evaluated · %d hits · %d stable · %d discoveries · %.1f eval/s",
-		p.Evaluated, p.Budget, p.Hits, p.Stable, p.Discoveries, rate)
-	if p.Waiting != "" {
-		fmt.Fprintf(&b, " · waiting for %s", p.Waiting)
-	}
-	return b.String()
 }
