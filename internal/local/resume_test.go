@@ -20,7 +20,8 @@ import (
 // TestInterruptResume: an interrupted run writes its partial results and
 // summary and keeps its state in its output folder; a run resumed from
 // there reaches the budget with every evaluation exactly once, and the
-// finished run's streams and store are removed.
+// finished run's streams and store are removed. The resumed run's
+// wall_seconds is the sum of its parts'.
 func TestInterruptResume(t *testing.T) {
 	out := t.TempDir()
 	o, db := deps(t)
@@ -61,15 +62,35 @@ func TestInterruptResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Say the first part ran for 1000 s: the resumed run adds its own.
+	var first map[string]any
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &first)
+	}
+	if err != nil || first["wall_seconds"] != res.Summary.WallSeconds || res.Summary.WallSeconds <= 0 {
+		t.Fatalf("summary.json of the interrupted run: wall_seconds %v (%v), want %v", first["wall_seconds"], err, res.Summary.WallSeconds)
+	}
+	first["wall_seconds"] = 1000.0
+	if data, err = json.Marshal(first); err == nil {
+		err = os.WriteFile(filepath.Join(out, "summary.json"), data, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	stackOpts.ResumeFrom = out
 	st2, err := local.Start(context.Background(), stackOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st2.Close()
+	began := time.Now()
 	res, err = local.Run(context.Background(), st2, resumed, local.RunOptions{Out: out, Resume: true, Timeout: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if w, d := res.Summary.WallSeconds, time.Since(began).Seconds(); w <= 1000 || w > 1000+d {
+		t.Errorf("resumed after a first part of 1000 s, in %.1f s: wall_seconds %.1f", d, w)
 	}
 	if res.Summary.State != messages.StateCompleted || res.Summary.Evaluated != spec.Budget || res.Summary.Proposed != spec.Budget {
 		t.Fatalf("resumed: %s, %d evaluated, %d proposed; want completed, %d", res.Summary.State, res.Summary.Evaluated, res.Summary.Proposed, spec.Budget)
@@ -92,12 +113,12 @@ func TestInterruptResume(t *testing.T) {
 		t.Errorf("the streams of the finished run are still there: %v", err)
 	}
 	var sum messages.Summary
-	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	data, err = os.ReadFile(filepath.Join(out, "summary.json"))
 	if err == nil {
 		err = json.Unmarshal(data, &sum)
 	}
-	if err != nil || sum.Evaluated != spec.Budget {
-		t.Errorf("summary.json: %d evaluated, %v", sum.Evaluated, err)
+	if err != nil || sum.Evaluated != spec.Budget || sum.WallSeconds != res.Summary.WallSeconds {
+		t.Errorf("summary.json: %d evaluated, wall_seconds %.1f, %v", sum.Evaluated, sum.WallSeconds, err)
 	}
 }
 

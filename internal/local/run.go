@@ -70,7 +70,9 @@ const DrainTimeout = 2 * time.Minute
 // in flight to be evaluated and judged, writes the partial results and
 // summary, and returns them with ErrInterrupted. With o.Resume, a
 // campaign that exists already (a paused or interrupted one) is resumed
-// instead of submitted.
+// instead of submitted, and its summary's wall_seconds adds those of the
+// summary the interrupted run wrote to o.Out: the time spent running,
+// without the time between the interrupt and the resume.
 func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOptions) (*Result, error) {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -78,6 +80,13 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		defer cancel()
 	}
 	start := time.Now()
+	var before float64 // the wall time of the parts of a resumed run before this one
+	if o.Resume && o.Out != "" {
+		var err error
+		if before, err = priorWallSeconds(o.Out); err != nil {
+			return nil, err
+		}
+	}
 	cl := &client.Client{Bus: s.Bus, Store: s.Store, Provided: o.Provided}
 	if err := cl.Submit(ctx, spec); err != nil {
 		if !o.Resume || !errors.Is(err, client.ErrExists) {
@@ -145,7 +154,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		}
 		res.Summary.Discoveries = len(res.Discoveries)
 		res.Summary.JudgeRejected = len(res.Verdicts)
-		res.Summary.WallSeconds = time.Since(start).Seconds()
+		res.Summary.WallSeconds = before + time.Since(start).Seconds()
 	}
 	if o.Out != "" {
 		if err := Write(o.Out, res); err != nil {
@@ -159,6 +168,23 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		return res, ErrInterrupted
 	}
 	return res, nil
+}
+
+// priorWallSeconds is the wall time an interrupted run in out recorded in
+// its summary.json, 0 without one.
+func priorWallSeconds(out string) (float64, error) {
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var sum messages.Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return 0, fmt.Errorf("%s: %w", filepath.Join(out, "summary.json"), err)
+	}
+	return sum.WallSeconds, nil
 }
 
 // resume continues a campaign that exists: a paused one is resumed, and
