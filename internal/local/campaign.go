@@ -45,8 +45,9 @@ type CampaignOptions struct {
 	Resume bool
 	// Interrupt, when closed, drains the campaign: RunCampaign keeps its
 	// state in Out for a resume and returns the partial results with
-	// ErrInterrupted.
-	Interrupt <-chan struct{}
+	// ErrInterrupted. Abort, when closed after it, stops the drain at once
+	// (RunOptions.Abort): the same, without waiting for the work in flight.
+	Interrupt, Abort <-chan struct{}
 }
 
 // RunCampaign runs one campaign on a whole installation in this process:
@@ -124,7 +125,7 @@ func RunCampaign(ctx context.Context, spec *messages.CampaignSpec, o CampaignOpt
 		progress = client.ProgressPrinter(o.Stderr, o.TTY)
 	}
 	res, err := Run(ctx, st, spec, RunOptions{Out: o.Out, OnProgress: progress, Timeout: o.Timeout, Provided: loaded.Provided,
-		Generator: GeneratorLabel(spec, o.Baseline), Interrupt: o.Interrupt, Resume: o.Resume})
+		Generator: GeneratorLabel(spec, o.Baseline), Interrupt: o.Interrupt, Abort: o.Abort, Resume: o.Resume})
 	say("\n")
 	if errors.Is(err, ErrInterrupted) {
 		keep = true

@@ -47,8 +47,9 @@ type RunOptions struct {
 	// proposer uses one the spec does not name (the random-substitution
 	// baseline); empty keeps the spec's.
 	Generator string
-	// Interrupt, when closed, stops the run: see Run.
-	Interrupt <-chan struct{}
+	// Interrupt, when closed, stops the run: see Run. Abort, when closed
+	// after it, stops the wait for the work in flight at once.
+	Interrupt, Abort <-chan struct{}
 	// Resume continues a campaign that exists instead of refusing it.
 	Resume bool
 }
@@ -59,7 +60,8 @@ type RunOptions struct {
 var ErrInterrupted = errors.New("interrupted")
 
 // DrainTimeout bounds how long an interrupted Run waits for the work in
-// flight before it writes what it has.
+// flight before it writes what it has (RunOptions.Abort ends the wait
+// sooner).
 const DrainTimeout = 2 * time.Minute
 
 // Run submits spec to the stack, waits for the campaign to finish and for
@@ -68,7 +70,10 @@ const DrainTimeout = 2 * time.Minute
 // When o.Interrupt closes first, Run pauses the campaign (its state stays
 // exactly where it stopped), waits up to DrainTimeout for its generations
 // in flight to be evaluated and judged, writes the partial results and
-// summary, and returns them with ErrInterrupted. With o.Resume, a
+// summary, and returns them with ErrInterrupted. When o.Abort closes
+// meanwhile, it stops waiting at once and writes what is there: the work
+// still in flight stays in the campaign's state (its messages in the
+// streams), and a resume does it. With o.Resume, a
 // campaign that exists already (a paused or interrupted one) is resumed
 // instead of submitted, and its summary's wall_seconds adds those of the
 // summary the interrupted run wrote to o.Out: the time spent running,
@@ -123,9 +128,26 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		interrupted = true
 	default:
 	}
+	// actx ends with ctx, or when the drain of an interrupted run is
+	// aborted: its waits are cut short, what is there is written.
+	actx, stopAbort := context.WithCancel(ctx)
+	defer stopAbort()
+	if o.Abort != nil {
+		go func() {
+			select {
+			case <-o.Abort:
+				stopAbort()
+			case <-actx.Done():
+			}
+		}()
+	}
+	aborted := func() bool { return ctx.Err() == nil && actx.Err() != nil }
 	if interrupted {
 		stopWait() // a final status may have come meanwhile: it is read again below
-		status, err = drain(ctx, cl, spec.ID)
+		status, err = drain(actx, cl, spec.ID)
+		if aborted() {
+			status, err = standing(ctx, cl, spec.ID)
+		}
 	}
 	if err == nil && status == nil {
 		err = fmt.Errorf("campaign %s: no final status", spec.ID)
@@ -134,7 +156,9 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		err = fmt.Errorf("campaign %s rejected: %s", spec.ID, status.Message)
 	}
 	if err == nil {
-		err = waitIdle(ctx, cl, messages.ConsumerJudge)
+		if err = waitIdle(actx, cl, messages.ConsumerJudge); err != nil && interrupted && aborted() {
+			err = nil // the judge's backlog waits for the resume
+		}
 	}
 	close(stopProgress)
 	wg.Wait()
@@ -227,6 +251,11 @@ func drain(ctx context.Context, cl *client.Client, campaign string) (*messages.S
 	if st, err := cl.Store.State(ctx, campaign); err == nil && messages.Finished(st.Status) {
 		return cl.WaitDone(ctx, campaign)
 	}
+	return standing(ctx, cl, campaign)
+}
+
+// standing is a status with a campaign's summary as it stands.
+func standing(ctx context.Context, cl *client.Client, campaign string) (*messages.Status, error) {
 	sum, err := cl.Show(ctx, campaign)
 	if err != nil {
 		return nil, err
