@@ -55,6 +55,9 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 			if verb == "extend" && ext.Budget < 1 {
 				return &exitError{code: 2, err: fmt.Errorf("extend needs --budget N (the new total budget)")}
 			}
+			if verb != "extend" && (ext.Budget != 0 || ext.MaxLLMCalls != 0 || ext.MaxLLMTokens != 0) {
+				return &exitError{code: 2, err: fmt.Errorf("--budget, --max-llm-calls and --max-llm-tokens go with extend, not %s", verb)}
+			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
 			if err != nil {
