@@ -38,8 +38,9 @@ func password(t *testing.T) string {
 // (k8s/base/nats/auth.conf) and TLS, Redis with AUTH and TLS, the streams
 // created by `crucible setup` as admin, each service with its own user,
 // --provisioned and its passwords in files, and the client submitting as
-// client. Then each user tries what it must not do, and the logs are
-// searched for the passwords.
+// client. Then each service user forges work within its permissions
+// (forgeAsServices), each user tries what it must not do, and the logs
+// are searched for the passwords.
 func TestSecureInstallation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the end-to-end security test")
@@ -108,7 +109,7 @@ func TestSecureInstallation(t *testing.T) {
 	}
 
 	bin := testsrv.Binaries(t, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	env := func(user string) []string {
 		e := []string{
@@ -141,7 +142,13 @@ func TestSecureInstallation(t *testing.T) {
 	// them.
 	var procs []*proc.Process
 	for _, svc := range []string{"proposer", "evaluator", "reflector", "judge"} {
-		p := &proc.Process{Name: svc, Path: filepath.Join(bin, svc), Env: env(svc), Log: filepath.Join(dir, svc+".log")}
+		e := env(svc)
+		if svc == "evaluator" {
+			// A campaign of forgeAsServices must be paused before it
+			// completes: a cost per candidate keeps it running seconds.
+			e = append(e, "CRUCIBLE_ORACLE_DELAY=100ms")
+		}
+		p := &proc.Process{Name: svc, Path: filepath.Join(bin, svc), Env: e, Log: filepath.Join(dir, svc+".log")}
 		if err := p.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +165,8 @@ func TestSecureInstallation(t *testing.T) {
 	if out, err := crucible("admin", time.Minute, "setup"); err != nil {
 		t.Fatalf("crucible setup as admin: %v\n%s", err, out)
 	}
-	out, err := crucible("client", 3*time.Minute, "submit", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "30", "--wait")
+	const task = "Stable Wide-Bandgap Semiconductors"
+	out, err := crucible("client", 3*time.Minute, "submit", "--task", task, "--budget", "30", "--wait")
 	if err != nil || !strings.Contains(out, "completed") {
 		for _, p := range procs {
 			t.Logf("%s:\n%s", p.Name, p.Tail(15))
@@ -169,6 +177,10 @@ func TestSecureInstallation(t *testing.T) {
 	if out, err := crucible("client", time.Minute, "results", campaign, "--format", "csv"); err != nil || !strings.Contains(out, campaign) {
 		t.Errorf("crucible results as client: %v\n%s", err, out)
 	}
+
+	// Each service user forges work within its permissions, against a
+	// second campaign while it runs and the first after it completed.
+	forgeAsServices(t, ctx, &secureInstall{natsURL: natsSrv.URL(), redisURL: redisSrv.URL(), ca: certs.ca, pw: pw, crucible: crucible, procs: procs}, task, campaign)
 	for _, p := range procs {
 		if !p.Running() {
 			t.Errorf("%s exited: %v\n%s", p.Name, p.ExitErr(), p.Tail(10))

@@ -490,11 +490,19 @@ func (b *Bus) rawMessage(subject, msgID string, data []byte) *nats.Msg {
 // A publish the server refuses for want of permission fails at once with
 // the violation, not after retries as a timeout.
 func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg, subject, msgID string) error {
+	_, err := b.publishAck(ctx, msg, subject, msgID)
+	return err
+}
+
+// publishAck is publishMsg returning the stream's acknowledgement.
+func (b *Bus) publishAck(ctx context.Context, msg *nats.Msg, subject, msgID string) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
 	err := retry(ctx, func() error {
 		start := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_, err := b.JS.PublishMsg(pctx, msg)
+		var err error
+		ack, err = b.JS.PublishMsg(pctx, msg)
 		if err != nil && b.denials != nil {
 			if perr := b.denials.since(msg.Subject, start); perr != nil {
 				return Permanent(perr)
@@ -503,10 +511,67 @@ func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg, subject, msgID stri
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("bus: publish %s (%s): %w", subject, msgID, err)
+		return nil, fmt.Errorf("bus: publish %s (%s): %w", subject, msgID, err)
 	}
-	return nil
+	return ack, nil
 }
+
+// Republish publishes data on subject with header, its Nats-Msg-Id set
+// to msgID, retrying transient failures as Publish does: the re-run of a
+// dead letter's message. duplicate reports that the stream held a
+// message with msgID already (within its duplicate window) and dropped
+// this one.
+func (b *Bus) Republish(ctx context.Context, subject, msgID string, header nats.Header, data []byte) (duplicate bool, err error) {
+	msg := b.rawMessage(subject, msgID, data)
+	for k, vs := range header {
+		if k == jetstream.MsgIDHeader {
+			continue
+		}
+		for _, v := range vs {
+			msg.Header.Add(k, v)
+		}
+	}
+	ack, err := b.publishAck(ctx, msg, subject, msgID)
+	if err != nil {
+		return false, err
+	}
+	return ack.Duplicate, nil
+}
+
+// DeleteMessage removes the message with sequence seq from stream; one
+// that is gone already is no error. A refusal for want of permission
+// fails as the server's permissions violation (PermissionDenied).
+func (b *Bus) DeleteMessage(ctx context.Context, stream string, seq uint64) error {
+	name := b.Stream(stream)
+	st, err := b.JS.Stream(ctx, name)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	start := time.Now()
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = st.DeleteMsg(dctx, seq)
+	switch {
+	case err == nil, errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) && gone(err):
+		return nil
+	case b.denials != nil:
+		if perr := b.denials.since("$JS.API.STREAM.MSG.DELETE."+name, start); perr != nil {
+			err = perr
+		}
+	}
+	return fmt.Errorf("delete message %d of %s: %w", seq, name, err)
+}
+
+// gone reports whether a failed deletion found no message to delete
+// ("sequence N not found", "no message found").
+func gone(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "not found") || strings.Contains(msg, "no message found")
+}
+
+// PermissionDenied reports whether err is the NATS server refusing a
+// subject to this connection's user.
+func PermissionDenied(err error) bool { return isPermissionViolation(err) }
 
 // retry runs f until it succeeds, returns a permanent error, or ctx ends,
 // backing off exponentially from 50 ms to 2 s.

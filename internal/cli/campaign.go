@@ -22,7 +22,7 @@ func newCampaignCmd() *cobra.Command {
 		asJSON bool
 		states []string
 		yes    bool
-		budget int
+		ext    client.Extension
 	)
 	cmd := &cobra.Command{
 		Use:   "campaign list|show|pause|resume|cancel|extend|delete [CAMPAIGN]",
@@ -35,7 +35,8 @@ func newCampaignCmd() *cobra.Command {
   cancel CAMPAIGN             stop for good; in-flight work is evaluated, then it
                               finishes as cancelled with its summary
   extend CAMPAIGN --budget N  raise the budget to N (extra evaluations in the last
-                              episode); a completed or exhausted campaign runs again
+                              episode); a completed or exhausted campaign runs again;
+                              its LLM limits rise in proportion unless given
   delete CAMPAIGN [--yes]     remove a finished campaign's state and messages
 
 A reflector applies pause, resume, cancel and extend, each once.`,
@@ -51,8 +52,11 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 			if !slices.Contains([]string{"list", "show", "pause", "resume", "cancel", "extend", "delete"}, verb) {
 				return &exitError{code: 2, err: fmt.Errorf("unknown verb %q (want list, show, pause, resume, cancel, extend or delete)", verb)}
 			}
-			if verb == "extend" && budget < 1 {
+			if verb == "extend" && ext.Budget < 1 {
 				return &exitError{code: 2, err: fmt.Errorf("extend needs --budget N (the new total budget)")}
+			}
+			if verb != "extend" && (ext.Budget != 0 || ext.MaxLLMCalls != 0 || ext.MaxLLMTokens != 0) {
+				return &exitError{code: 2, err: fmt.Errorf("--budget, --max-llm-calls and --max-llm-tokens go with extend, not %s", verb)}
 			}
 			ctx := cmd.Context()
 			cl, closeFn, err := conn.open(ctx)
@@ -78,11 +82,11 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 				fmt.Fprintf(w, "%s deleted\n", id)
 				return nil
 			}
-			r, err := cl.Control(tctx, verb, id, budget)
+			r, err := cl.Control(tctx, verb, id, &ext)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%s %s%s\n", id, r.Status, client.ControlNote(verb, r, budget))
+			fmt.Fprintf(w, "%s %s%s\n", id, r.Status, client.ControlNote(verb, r, &ext))
 			return nil
 		},
 	}
@@ -91,7 +95,9 @@ A reflector applies pause, resume, cancel and extend, each once.`,
 	f.BoolVar(&asJSON, "json", false, "list, show: JSON output")
 	f.StringSliceVar(&states, "state", nil, "list: only campaigns in these states (running, paused, completed, exhausted, cancelled)")
 	f.BoolVar(&yes, "yes", false, "delete: do not ask for confirmation")
-	f.IntVar(&budget, "budget", 0, "extend: the new budget of evaluations (more than the current one)")
+	f.IntVar(&ext.Budget, "budget", 0, "extend: the new budget of evaluations (more than the current one)")
+	f.IntVar(&ext.MaxLLMCalls, "max-llm-calls", 0, "extend: the new max_llm_calls (default: raised in proportion to the budget)")
+	f.IntVar(&ext.MaxLLMTokens, "max-llm-tokens", 0, "extend: the new max_llm_tokens (default: raised in proportion, if bounded)")
 	return cmd
 }
 

@@ -34,10 +34,11 @@ func newSubmitCmd() *cobra.Command {
 proposers pick it up. The campaign comes from a spec file (YAML or JSON: the
 fields of a campaign with its task inline), a built-in task (--task) or a
 task file (--task-file, LLEMA's CSV format or YAML), with flags overriding.
-It prints the campaign id; --wait follows it to the end and prints its
-summary. An id that exists is refused, unless --resume (then the
-existing campaign is followed); "crucible campaign extend" raises a
-campaign's budget.`,
+It prints the campaign id; --wait follows it to the end (progress on
+stderr: in place on a terminal, else a line per tenth of the budget or
+10 s; "waiting for Redis" or "NATS" in an outage) and prints its summary.
+An id that exists is refused, unless --resume (then the existing campaign
+is followed); "crucible campaign extend" raises a campaign's budget.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -57,7 +58,7 @@ campaign's budget.`,
 				if !wait {
 					return nil
 				}
-				st, err := cl.WaitDone(cmd.Context(), spec.ID)
+				st, err := cl.WaitDoneProgress(cmd.Context(), spec.ID, cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()))
 				if err != nil {
 					return err
 				}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/crucible-sci/crucible/pkg/datadir"
-	"github.com/crucible-sci/crucible/pkg/task"
 )
 
 func init() { register(newDataCmd) }
@@ -74,12 +71,8 @@ others are still fetched; the exit status is then 1.`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "data directory %s\n", d)
 			p := datadir.NewPrinter(out, isTerminal(out))
-			err = datadir.Pull(ctx, d, datadir.PullOptions{BaseURL: baseURL, Mirror: mirror, Progress: p.Event})
-			switch {
-			case errors.Is(err, context.Canceled):
-				return &exitError{code: 1, err: errors.New("data pull interrupted: run it again to resume")}
-			case err != nil:
-				return &exitError{code: 1, err: fmt.Errorf("data pull: %d file(s) failed; run it again to retry", len(task.Errors(err)))}
+			if err := datadir.Pull(ctx, d, datadir.PullOptions{BaseURL: baseURL, Mirror: mirror, Progress: p.Event}); err != nil {
+				return &exitError{code: 1, err: datadir.PullFailure(err)}
 			}
 			return nil
 		},

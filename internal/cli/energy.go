@@ -131,12 +131,7 @@ data/mp_elemental_reference_entries.json.gz, the hull the reference tables.`,
 				return err
 			}
 			res := c.WithScheme(sch).RelaxFiles(cmd.Context(), args, opt, workerCount(workers))
-			written := make([][]string, len(res))
-			for i, name := range energy.OutputNames(args) {
-				if res[i].Err == nil && out != "" {
-					written[i], res[i].Err = energy.WriteStructureFiles(out, name, "relaxed with M3GNet from "+res[i].File, res[i].Relaxed.Structure)
-				}
-			}
+			written := energy.WriteRelaxedFiles(out, res)
 			return writeResults(cmd, "relax", asJSON, res, func(i int) any { return res[i].RelaxedRecord(written[i]) }, energy.FileResult.RelaxedLine)
 		},
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,8 +120,9 @@ SIGINT or SIGTERM (Ctrl-C) pauses the campaign, waits for the work in flight
 to be evaluated, writes the results so far and the summary to DIR, keeps
 the campaign's state in DIR/.crucible and prints how to resume:
 "crucible local --resume DIR" continues to the budget, with no evaluation
-lost or repeated. A second Ctrl-C ends the process at once. DIR must be
-empty unless --force (which replaces an earlier run's results).
+lost or repeated. A second Ctrl-C stops waiting for the work in flight:
+what is there is written and kept the same way (the resume does the rest);
+a third ends the process at once. DIR must be empty unless --force.
 
 With --state DIR the memory banks (reflections, directives, lessons) are
 read from DIR/memory.json before the campaign and written back after it,
@@ -170,17 +169,15 @@ fewer collections for a larger peak heap.`,
 			}
 			local.TuneGC()
 			// The first SIGINT or SIGTERM drains the campaign and keeps it
-			// for --resume; a second one ends the process at once.
-			ctx := cmd.Context()
-			sig, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+			// for --resume; a second one stops the drain and keeps what is there.
+			interrupt, abort, stop := local.Interrupts()
 			defer stop()
-			go func() { <-sig.Done(); stop() }()
 			o := local.CampaignOptions{Data: data, Out: out, State: state, NATSURL: natsURL, RedisURL: redisURL, Evaluators: evaluators,
-				Delay: delay, Timeout: timeout, Baseline: baseline, LLM: llmClient, Log: log, Resume: resumeDir != "", Interrupt: sig.Done()}
+				Delay: delay, Timeout: timeout, Baseline: baseline, LLM: llmClient, Log: log, Resume: resumeDir != "", Interrupt: interrupt, Abort: abort}
 			if !quiet {
 				o.Stderr, o.TTY = cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr())
 			}
-			res, err := local.RunCampaign(ctx, spec, o)
+			res, err := local.RunCampaign(cmd.Context(), spec, o)
 			if errors.Is(err, local.ErrInterrupted) {
 				return interrupted(cmd, res, out)
 			}

@@ -93,16 +93,9 @@ formula is invalid or unparsable.`,
 				if !formulaMode && len(args) > 0 {
 					return fmt.Errorf("%d arguments beside --formulas: give formulas with --formula", len(args))
 				}
-				formulas := args
-				if formulasFile != "" {
-					more, err := crystal.ReadFormulaList(formulasFile)
-					if err != nil {
-						return fmt.Errorf("--formulas: %w", err)
-					}
-					formulas = append(formulas, more...)
-				}
-				if len(formulas) == 0 {
-					return errors.New("no formulas to validate")
+				formulas, err := crystal.FormulaInputs(args, formulasFile)
+				if err != nil {
+					return err
 				}
 				return runValidateFormulas(cmd.OutOrStdout(), formulas, asJSON)
 			}
@@ -121,21 +114,8 @@ formula is invalid or unparsable.`,
 				return fmt.Errorf("--states %w", err)
 			}
 			opt.Oxidation.MixedValence = mixedValence
-			results := make([]crystal.FileValidation, len(args))
-			bad := 0
-			for i, path := range args {
-				results[i] = crystal.ValidateFile(path, opt, sym)
-				if !results[i].Valid {
-					bad++
-				}
-			}
-			if err := crystal.WriteFileValidations(cmd.OutOrStdout(), results, asJSON); err != nil {
-				return err
-			}
-			if bad > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d of %d structures invalid or unreadable", bad, len(args))}
-			}
-			return nil
+			results, bad := crystal.ValidateFiles(args, opt, sym)
+			return someInvalid(crystal.WriteFileValidations(cmd.OutOrStdout(), results, asJSON), bad, len(args), "structures invalid or unreadable")
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per line")
@@ -153,11 +133,14 @@ formula is invalid or unparsable.`,
 // runValidateFormulas judges every formula and writes one line each.
 func runValidateFormulas(w io.Writer, formulas []string, asJSON bool) error {
 	results, bad := crystal.JudgeFormulas(formulas)
-	if err := crystal.WriteFormulaVerdicts(w, results, asJSON); err != nil {
-		return err
+	return someInvalid(crystal.WriteFormulaVerdicts(w, results, asJSON), bad, len(formulas), "formulas invalid or unparsable")
+}
+
+// someInvalid is err, or exit status 1 when bad of the n items judged
+// are (what) invalid.
+func someInvalid(err error, bad, n int, what string) error {
+	if err == nil && bad > 0 {
+		err = &exitError{code: 1, err: fmt.Errorf("%d of %d %s", bad, n, what)}
 	}
-	if bad > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d of %d formulas invalid or unparsable", bad, len(formulas))}
-	}
-	return nil
+	return err
 }

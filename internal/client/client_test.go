@@ -124,15 +124,19 @@ func TestControlNote(t *testing.T) {
 	for _, c := range []struct {
 		verb string
 		r    store.ControlResult
+		x    Extension
 		want string
 	}{
-		{"pause", store.ControlResult{}, " (nothing to do)"},
-		{"pause", store.ControlResult{Changed: true}, ""},
-		{"cancel", store.ControlResult{Changed: true}, ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"},
-		{"cancel", store.ControlResult{Changed: true, Finish: true}, ""},
-		{"extend", store.ControlResult{Changed: true}, ", budget 40"},
+		{"pause", store.ControlResult{}, Extension{}, " (nothing to do)"},
+		{"pause", store.ControlResult{Changed: true}, Extension{}, ""},
+		{"cancel", store.ControlResult{Changed: true}, Extension{}, ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"},
+		{"cancel", store.ControlResult{Changed: true, Finish: true}, Extension{}, ""},
+		{"extend", store.ControlResult{Changed: true}, Extension{Budget: 40}, ", budget 40"},
+		{"extend", store.ControlResult{Changed: true}, Extension{Budget: 40, OldMaxLLMCalls: 40, MaxLLMCalls: 80, MaxLLMTokens: 9000},
+			", budget 40, max_llm_calls 40 → 80, max_llm_tokens unbounded → 9000"},
+		{"extend", store.ControlResult{}, Extension{Budget: 40, MaxLLMCalls: 80}, " (nothing to do)"},
 	} {
-		if got := ControlNote(c.verb, c.r, 40); got != c.want {
+		if got := ControlNote(c.verb, c.r, &c.x); got != c.want {
 			t.Errorf("%s %+v: %q, want %q", c.verb, c.r, got, c.want)
 		}
 	}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -87,33 +88,70 @@ func (c *Client) Show(ctx context.Context, campaign string) (*messages.Summary, 
 // Pause stops a running campaign's new generations; those in flight
 // finish. Pausing a paused campaign changes nothing.
 func (c *Client) Pause(ctx context.Context, campaign string) (store.ControlResult, error) {
-	return c.control(ctx, campaign, messages.ActionPause, 0)
+	return c.control(ctx, &messages.Control{Campaign: campaign, Action: messages.ActionPause})
 }
 
 // Resume continues a paused campaign where it stopped.
 func (c *Client) Resume(ctx context.Context, campaign string) (store.ControlResult, error) {
-	return c.control(ctx, campaign, messages.ActionResume, 0)
+	return c.control(ctx, &messages.Control{Campaign: campaign, Action: messages.ActionResume})
 }
 
 // Cancel stops a running or paused campaign for good: its generations in
 // flight are evaluated, then it finishes as cancelled with its summary
 // (WaitDone returns it).
 func (c *Client) Cancel(ctx context.Context, campaign string) (store.ControlResult, error) {
-	return c.control(ctx, campaign, messages.ActionCancel, 0)
+	return c.control(ctx, &messages.Control{Campaign: campaign, Action: messages.ActionCancel})
 }
 
-// Extend raises a campaign's budget to budget evaluations (the extra ones
-// go to its last episode); a completed or exhausted campaign runs again.
-func (c *Client) Extend(ctx context.Context, campaign string, budget int) (store.ControlResult, error) {
-	if budget > messages.MaxBudget {
-		return store.ControlResult{}, fmt.Errorf("budget %d: at most %d", budget, messages.MaxBudget)
+// Extension is an extension of a campaign's budget (Extend).
+type Extension struct {
+	// Budget is the new budget of evaluations.
+	Budget int
+	// MaxLLMCalls and MaxLLMTokens are the new LLM limits; 0 raises a
+	// limit the campaign has in proportion to its budget. Extend sets
+	// them to what it applied, and Old* to what they were.
+	MaxLLMCalls, MaxLLMTokens       int
+	OldMaxLLMCalls, OldMaxLLMTokens int
+}
+
+// Extend raises a campaign's budget to x.Budget evaluations (the extra
+// ones go to its last episode); a completed or exhausted campaign runs
+// again. Its LLM limits (max_llm_calls, max_llm_tokens: the spec's, or a
+// former extension's) rise in the same proportion, unless x sets them:
+// an LLM campaign's limits were sized for its budget, and would stop the
+// extension short.
+func (c *Client) Extend(ctx context.Context, campaign string, x *Extension) (store.ControlResult, error) {
+	if x.Budget > messages.MaxBudget {
+		return store.ControlResult{}, fmt.Errorf("budget %d: at most %d", x.Budget, messages.MaxBudget)
 	}
-	return c.control(ctx, campaign, messages.ActionExtend, budget)
+	if x.MaxLLMCalls < 0 || x.MaxLLMTokens < 0 {
+		return store.ControlResult{}, fmt.Errorf("LLM limits %d calls, %d tokens: negative", x.MaxLLMCalls, x.MaxLLMTokens)
+	}
+	spec, st, err := c.Campaign(ctx, campaign)
+	if err != nil {
+		return store.ControlResult{}, err
+	}
+	x.OldMaxLLMCalls, x.OldMaxLLMTokens = cmp.Or(st.MaxLLMCalls, spec.Generator.MaxLLMCalls), cmp.Or(st.MaxLLMTokens, spec.Generator.MaxLLMTokens)
+	scale := func(limit int) int {
+		if st.Budget <= 0 || x.Budget <= st.Budget {
+			return limit // refused, or nothing to scale by
+		}
+		return int((int64(limit)*int64(x.Budget) + int64(st.Budget) - 1) / int64(st.Budget))
+	}
+	if x.MaxLLMCalls == 0 {
+		x.MaxLLMCalls = scale(x.OldMaxLLMCalls)
+	}
+	if x.MaxLLMTokens == 0 {
+		x.MaxLLMTokens = scale(x.OldMaxLLMTokens)
+	}
+	return c.control(ctx, &messages.Control{Campaign: campaign, Action: messages.ActionExtend, Budget: x.Budget,
+		MaxLLMCalls: x.MaxLLMCalls, MaxLLMTokens: x.MaxLLMTokens})
 }
 
 // control publishes a lifecycle action and waits until a reflector has
 // applied it, or ctx ends (give it a deadline).
-func (c *Client) control(ctx context.Context, campaign, action string, budget int) (store.ControlResult, error) {
+func (c *Client) control(ctx context.Context, m *messages.Control) (store.ControlResult, error) {
+	campaign, action := m.Campaign, m.Action
 	if _, err := c.Store.Spec(ctx, campaign); err != nil {
 		return store.ControlResult{}, err
 	}
@@ -121,8 +159,7 @@ func (c *Client) control(ctx context.Context, campaign, action string, budget in
 	if _, err := rand.Read(b[:]); err != nil {
 		return store.ControlResult{}, err
 	}
-	m := &messages.Control{Schema: messages.SchemaVersion, Campaign: campaign, Action: action, Budget: budget,
-		ID: action + "-" + hex.EncodeToString(b[:]), At: time.Now().UTC()}
+	m.Schema, m.ID, m.At = messages.SchemaVersion, action+"-"+hex.EncodeToString(b[:]), time.Now().UTC()
 	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectControl, campaign), m); err != nil {
 		return store.ControlResult{}, err
 	}
@@ -219,7 +256,7 @@ func (l Lifecycle) Resume(ctx context.Context, campaign string) error {
 func (l Lifecycle) Extend(ctx context.Context, campaign string, budget int) error {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	_, err := l.Client.Extend(ctx, campaign, budget)
+	_, err := l.Client.Extend(ctx, campaign, &Extension{Budget: budget})
 	return err
 }
 
@@ -229,8 +266,8 @@ func (l Lifecycle) Delete(ctx context.Context, campaign string) error {
 }
 
 // Control applies the lifecycle verb pause, resume, cancel or extend (to
-// budget) to the campaign.
-func (c *Client) Control(ctx context.Context, verb, campaign string, budget int) (store.ControlResult, error) {
+// x, which Extend completes) to the campaign.
+func (c *Client) Control(ctx context.Context, verb, campaign string, x *Extension) (store.ControlResult, error) {
 	switch verb {
 	case "pause":
 		return c.Pause(ctx, campaign)
@@ -239,20 +276,38 @@ func (c *Client) Control(ctx context.Context, verb, campaign string, budget int)
 	case "cancel":
 		return c.Cancel(ctx, campaign)
 	case "extend":
-		return c.Extend(ctx, campaign, budget)
+		return c.Extend(ctx, campaign, x)
 	}
 	return store.ControlResult{}, fmt.Errorf("unknown lifecycle verb %q", verb)
 }
 
-// ControlNote says what an applied action left to happen.
-func ControlNote(verb string, r store.ControlResult, budget int) string {
+// ControlNote says what an applied action left to happen, and what an
+// extension set.
+func ControlNote(verb string, r store.ControlResult, x *Extension) string {
 	switch {
 	case !r.Changed:
 		return " (nothing to do)"
 	case verb == "cancel" && !r.Finish:
 		return ": in-flight work is being evaluated; the final summary follows (crucible campaign show)"
 	case verb == "extend":
-		return fmt.Sprintf(", budget %d", budget)
+		note := fmt.Sprintf(", budget %d", x.Budget)
+		for _, l := range []struct {
+			name     string
+			old, new int
+		}{{"max_llm_calls", x.OldMaxLLMCalls, x.MaxLLMCalls}, {"max_llm_tokens", x.OldMaxLLMTokens, x.MaxLLMTokens}} {
+			if l.new != 0 {
+				note += fmt.Sprintf(", %s %s → %d", l.name, limit(l.old), l.new)
+			}
+		}
+		return note
 	}
 	return ""
+}
+
+// limit is an LLM limit as the notes show it.
+func limit(n int) string {
+	if n == 0 {
+		return "unbounded"
+	}
+	return fmt.Sprint(n)
 }

@@ -7,7 +7,6 @@ package console
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,6 +76,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/campaigns/{id}/structures/{candidate}", s.structure)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/campaigns/{id}/{verb}", s.lifecycle)
+	mux.HandleFunc("GET /api/campaigns/{id}/deadletters", s.deadLetters)
+	mux.HandleFunc("POST /api/campaigns/{id}/deadletters/retry", s.retryDeadLetters)
 	mux.Handle("GET /", http.FileServerFS(assets))
 	return mux
 }
@@ -235,14 +236,7 @@ func (s *Server) plot(w http.ResponseWriter, r *http.Request) {
 // lifecycle runs a verb: POST /api/campaigns/{id}/{cancel|pause|resume|
 // delete}, or extend with {"budget": N}.
 func (s *Server) lifecycle(w http.ResponseWriter, r *http.Request) {
-	if s.Token == "" {
-		writeError(w, http.StatusForbidden, errors.New("the console is read-only: start it with a control token (CRUCIBLE_CONSOLE_TOKEN) to use the lifecycle verbs"))
-		return
-	}
-	got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="crucible"`)
-		writeError(w, http.StatusUnauthorized, errors.New("missing or wrong token (Authorization: Bearer TOKEN)"))
+	if !s.authorized(w, r) {
 		return
 	}
 	id, ok := s.campaignID(w, r)

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,52 @@ func TestSummaryLog(t *testing.T) {
 	}
 	if c := s.Compositions[0]; c.StableRate != 0.667 {
 		t.Errorf("stable rate %v, want 0.667", c.StableRate)
+	}
+}
+
+// TestExtendRaisesLLMCalls: a campaign that stopped on its LLM call budget
+// and is extended gets its max_llm_calls raised in proportion, and runs
+// on to the new limit instead of stopping at once on the old one.
+func TestExtendRaisesLLMCalls(t *testing.T) {
+	srv := llmtest.New(t, func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: "No."} })
+	st := stack(t, srv, llm.Config{})
+	st.StartService("reflector") // applies the extension
+	spec := submit(t, st, "extend-calls", func(s *messages.CampaignSpec) { s.Generator.MaxLLMCalls = 3 })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	exhausted := func(calls int) func() bool {
+		return func() bool {
+			s, err := st.Store.State(ctx, spec.ID)
+			return err == nil && s.Status == messages.StateExhausted && s.Inflight == 0 &&
+				strings.Contains(s.ExhaustedReason(), fmt.Sprintf("the campaign's %d LLM calls (max_llm_calls) are spent", calls))
+		}
+	}
+	waitFor(t, "the 3 calls spent", exhausted(3))
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d requests for max_llm_calls 3", n)
+	}
+	cl := &client.Client{Bus: st.Bus, Store: st.Store}
+	x := &client.Extension{Budget: 4}
+	if _, err := cl.Extend(ctx, spec.ID, x); err != nil {
+		t.Fatal(err)
+	}
+	if x.OldMaxLLMCalls != 3 || x.MaxLLMCalls != 6 || x.MaxLLMTokens != 0 {
+		t.Fatalf("extension from budget 2 to 4 set %+v, want max_llm_calls 3 → 6, tokens unbounded", x)
+	}
+	waitFor(t, "the 6 calls spent", exhausted(6))
+	if n := len(srv.Requests()); n != 6 {
+		t.Fatalf("%d requests after the extension to max_llm_calls 6", n)
+	}
+	// Limits given explicitly are kept as given.
+	x = &client.Extension{Budget: 5, MaxLLMCalls: 7, MaxLLMTokens: 1 << 20}
+	if _, err := cl.Extend(ctx, spec.ID, x); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := st.Store.State(ctx, spec.ID); err != nil || s.MaxLLMCalls != 7 || s.MaxLLMTokens != 1<<20 || x.OldMaxLLMCalls != 6 {
+		t.Fatalf("explicit limits: state %+v, %v; extension %+v", s, err, x)
+	}
+	waitFor(t, "the 7 calls spent", exhausted(7))
+	if n := len(srv.Requests()); n != 7 {
+		t.Fatalf("%d requests after the extension to max_llm_calls 7", n)
 	}
 }

@@ -216,9 +216,9 @@ func reserveCall(s *store.Store, spec *messages.CampaignSpec) func(context.Conte
 		}
 		switch r.Spent {
 		case store.BudgetCalls:
-			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM calls (max_llm_calls) are spent", spec.Generator.MaxLLMCalls)}
+			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM calls (max_llm_calls) are spent", r.MaxCalls)}
 		case store.BudgetTokens:
-			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM tokens (max_llm_tokens) are spent: %d used by its proposals, reflections and memory edits", spec.Generator.MaxLLMTokens, r.Used)}
+			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM tokens (max_llm_tokens) are spent: %d used by its proposals, reflections and memory edits", r.MaxTokens, r.Used)}
 		}
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/llm"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -44,8 +45,9 @@ type CampaignOptions struct {
 	Resume bool
 	// Interrupt, when closed, drains the campaign: RunCampaign keeps its
 	// state in Out for a resume and returns the partial results with
-	// ErrInterrupted.
-	Interrupt <-chan struct{}
+	// ErrInterrupted. Abort, when closed after it, stops the drain at once
+	// (RunOptions.Abort): the same, without waiting for the work in flight.
+	Interrupt, Abort <-chan struct{}
 }
 
 // RunCampaign runs one campaign on a whole installation in this process:
@@ -120,10 +122,10 @@ func RunCampaign(ctx context.Context, spec *messages.CampaignSpec, o CampaignOpt
 		spec.ID, spec.Task.Name, spec.Budget, GeneratorLabel(spec, o.Baseline), o.Evaluators)
 	var progress func(Progress)
 	if o.Stderr != nil {
-		progress = ProgressPrinter(o.Stderr, o.TTY)
+		progress = client.ProgressPrinter(o.Stderr, o.TTY)
 	}
 	res, err := Run(ctx, st, spec, RunOptions{Out: o.Out, OnProgress: progress, Timeout: o.Timeout, Provided: loaded.Provided,
-		Generator: GeneratorLabel(spec, o.Baseline), Interrupt: o.Interrupt, Resume: o.Resume})
+		Generator: GeneratorLabel(spec, o.Baseline), Interrupt: o.Interrupt, Abort: o.Abort, Resume: o.Resume})
 	say("\n")
 	if errors.Is(err, ErrInterrupted) {
 		keep = true

@@ -72,11 +72,14 @@ func start(t *testing.T, opts local.Options) *local.Stack {
 	return startWith(t, opts, wire.ProposerOptions{})
 }
 
-// startWith starts a stack whose proposers are wired with po.
+// startWith starts a stack whose proposers are wired with po (and whose
+// evaluators use the reference oracle unless opts names one).
 func startWith(t *testing.T, opts local.Options, po wire.ProposerOptions) *local.Stack {
 	t.Helper()
 	o, db := deps(t)
-	opts.Oracle = o
+	if opts.Oracle == nil {
+		opts.Oracle = o
+	}
 	opts.Namespace = testsrv.Namespace()
 	opts.Proposer = func(s *store.Store) proposer.Config { return wire.Proposer(db, s, po) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -2,14 +2,12 @@ package local_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/testbed/forgery"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -17,53 +15,13 @@ import (
 // stop says enough arrived or the deadline passes.
 func deadLetters(t *testing.T, st *local.Stack, within time.Duration, stop func([]messages.DeadLetter) bool) []messages.DeadLetter {
 	t.Helper()
-	ctx := context.Background()
-	cons, err := st.Bus.JS.OrderedConsumer(ctx, st.Bus.Stream(messages.StreamDeadLetter), jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []messages.DeadLetter
-	deadline := time.Now().Add(within)
-	for !stop(out) && time.Now().Before(deadline) {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(500*time.Millisecond))
-		if err != nil {
-			continue
-		}
-		for m := range batch.Messages() {
-			var l messages.DeadLetter
-			if err := messages.Decode(m.Data(), &l); err != nil {
-				t.Fatalf("dead letter: %v", err)
-			}
-			out = append(out, l)
-		}
-	}
-	return out
+	return forgery.DeadLetters(t, st.Bus.JS, st.Bus.Stream(messages.StreamDeadLetter), within, stop)
 }
 
-// snapshot is what forged traffic must not change: counters, discoveries,
-// the judge's rejections and every island's pools.
+// snapshot is what forged traffic must not change (forgery.Snapshot).
 func snapshot(t *testing.T, st *local.Stack, spec *messages.CampaignSpec) string {
 	t.Helper()
-	ctx := context.Background()
-	s, err := st.Store.State(ctx, spec.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := fmt.Sprintf("%+v", s.Counters)
-	for i := 0; i < spec.Islands; i++ {
-		for _, kind := range []string{"success", "failure"} {
-			ids, err := st.Store.PoolIDs(ctx, spec.ID, i, kind)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out += fmt.Sprintf(" %d/%s=%v", i, kind, ids)
-		}
-	}
-	judged, err := st.Store.Judged(ctx, spec.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out + fmt.Sprintf(" judged=%v", judged)
+	return forgery.Snapshot(t, st.Store, spec)
 }
 
 // TestForgedTrafficIsDeadLettered forges each kind of work a service user
@@ -135,11 +93,11 @@ func TestForgedTrafficIsDeadLettered(t *testing.T) {
 		hit.ID = hit.Candidate.ID
 		forged = append(forged, forgery{"discovery under an unrecorded candidate", messages.SubjectEvaluations, &hit, "campaign forged is completed", 2})
 	}
-	// A recorded evaluation with flags its values contradict (the judge
-	// re-derives them; the reflector has it recorded: nothing to count).
+	// A recorded evaluation with flags its values contradict (the
+	// reflector and the judge both derive them again).
 	flags := *real
 	flags.Feasible, flags.Stable, flags.Novel, flags.HullOutlier = true, true, true, false
-	forged = append(forged, forgery{"evaluation with forged flags", messages.SubjectEvaluations, &flags, "its values give", 1})
+	forged = append(forged, forgery{"evaluation with forged flags", messages.SubjectEvaluations, &flags, "its values give", 2})
 	// A generation request nobody reserved, and one of an unknown campaign.
 	req := &messages.GenerationRequest{Schema: messages.SchemaVersion, Campaign: spec.ID, Generation: 500, Slots: 8, Trigger: "forged", RequestedAt: time.Now().UTC()}
 	forged = append(forged, forgery{"generation request after completion", messages.SubjectPropose, req, "campaign forged is completed", 1})
@@ -205,15 +163,5 @@ func waitConsumerIdle(ctx context.Context, st *local.Stack, consumer string) err
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		c, err := st.Bus.JS.Consumer(ctx, st.Bus.Stream(spec.Stream), consumer)
-		if err == nil {
-			if info, err := c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("consumer %s not idle after a minute", consumer)
+	return forgery.WaitIdle(ctx, st.Bus.JS, st.Bus.Stream(spec.Stream), consumer, time.Minute)
 }

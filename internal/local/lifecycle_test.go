@@ -74,10 +74,10 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// Extend the completed campaign: it runs again to the new budget.
-	if r, err := cl.Extend(wait(), spec.ID, 52); err != nil || r.Status != messages.StateRunning {
+	if r, err := cl.Extend(wait(), spec.ID, &client.Extension{Budget: 52}); err != nil || r.Status != messages.StateRunning {
 		t.Fatalf("extend: %+v, %v", r, err)
 	}
-	if _, err := cl.Extend(wait(), spec.ID, 50); !errors.Is(err, client.ErrRefused) {
+	if _, err := cl.Extend(wait(), spec.ID, &client.Extension{Budget: 50}); !errors.Is(err, client.ErrRefused) {
 		t.Errorf("extend to a smaller budget: %v, want refused", err)
 	}
 	final, err = cl.WaitDone(wait(), spec.ID)

@@ -9,24 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/client"
-	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
 // Progress is a snapshot of a running campaign for a progress display.
-type Progress struct {
-	Budget, Evaluated, Hits, Stable, Discoveries int
-	Elapsed                                      time.Duration
-	// Waiting names the server the run waits for ("Redis"), while it
-	// cannot be reached; the counters are the last ones read.
-	Waiting string
-}
+type Progress = client.Progress
 
 // Result is what a finished local campaign produced.
 type Result struct {
@@ -55,8 +47,9 @@ type RunOptions struct {
 	// proposer uses one the spec does not name (the random-substitution
 	// baseline); empty keeps the spec's.
 	Generator string
-	// Interrupt, when closed, stops the run: see Run.
-	Interrupt <-chan struct{}
+	// Interrupt, when closed, stops the run: see Run. Abort, when closed
+	// after it, stops the wait for the work in flight at once.
+	Interrupt, Abort <-chan struct{}
 	// Resume continues a campaign that exists instead of refusing it.
 	Resume bool
 }
@@ -67,7 +60,8 @@ type RunOptions struct {
 var ErrInterrupted = errors.New("interrupted")
 
 // DrainTimeout bounds how long an interrupted Run waits for the work in
-// flight before it writes what it has.
+// flight before it writes what it has (RunOptions.Abort ends the wait
+// sooner).
 const DrainTimeout = 2 * time.Minute
 
 // Run submits spec to the stack, waits for the campaign to finish and for
@@ -76,9 +70,14 @@ const DrainTimeout = 2 * time.Minute
 // When o.Interrupt closes first, Run pauses the campaign (its state stays
 // exactly where it stopped), waits up to DrainTimeout for its generations
 // in flight to be evaluated and judged, writes the partial results and
-// summary, and returns them with ErrInterrupted. With o.Resume, a
+// summary, and returns them with ErrInterrupted. When o.Abort closes
+// meanwhile, it stops waiting at once and writes what is there: the work
+// still in flight stays in the campaign's state (its messages in the
+// streams), and a resume does it. With o.Resume, a
 // campaign that exists already (a paused or interrupted one) is resumed
-// instead of submitted.
+// instead of submitted, and its summary's wall_seconds adds those of the
+// summary the interrupted run wrote to o.Out: the time spent running,
+// without the time between the interrupt and the resume.
 func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOptions) (*Result, error) {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -86,6 +85,13 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		defer cancel()
 	}
 	start := time.Now()
+	var before float64 // the wall time of the parts of a resumed run before this one
+	if o.Resume && o.Out != "" {
+		var err error
+		if before, err = priorWallSeconds(o.Out); err != nil {
+			return nil, err
+		}
+	}
 	cl := &client.Client{Bus: s.Bus, Store: s.Store, Provided: o.Provided}
 	if err := cl.Submit(ctx, spec); err != nil {
 		if !o.Resume || !errors.Is(err, client.ErrExists) {
@@ -101,30 +107,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t := time.NewTicker(500 * time.Millisecond)
-			defer t.Stop()
-			var last Progress
-			for {
-				select {
-				case <-stopProgress:
-					return
-				case <-t.C:
-					sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-					st, err := s.Store.State(sctx, spec.ID)
-					cancel()
-					switch {
-					case err == nil:
-						last = Progress{Budget: st.Budget, Evaluated: st.Counters.Evaluated, Hits: st.Counters.Hits,
-							Stable: st.Counters.StableHits, Discoveries: st.Counters.Discoveries}
-					case !errors.Is(err, store.ErrNotFound):
-						last.Waiting = "Redis"
-					}
-					p := last
-					p.Elapsed = time.Since(start)
-					last.Waiting = ""
-					o.OnProgress(p)
-				}
-			}
+			cl.WatchProgress(ctx, spec.ID, 500*time.Millisecond, stopProgress, o.OnProgress)
 		}()
 	}
 	wctx, stopWait := context.WithCancel(ctx)
@@ -145,9 +128,26 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		interrupted = true
 	default:
 	}
+	// actx ends with ctx, or when the drain of an interrupted run is
+	// aborted: its waits are cut short, what is there is written.
+	actx, stopAbort := context.WithCancel(ctx)
+	defer stopAbort()
+	if o.Abort != nil {
+		go func() {
+			select {
+			case <-o.Abort:
+				stopAbort()
+			case <-actx.Done():
+			}
+		}()
+	}
+	aborted := func() bool { return ctx.Err() == nil && actx.Err() != nil }
 	if interrupted {
 		stopWait() // a final status may have come meanwhile: it is read again below
-		status, err = drain(ctx, cl, spec.ID)
+		status, err = drain(actx, cl, spec.ID)
+		if aborted() {
+			status, err = standing(ctx, cl, spec.ID)
+		}
 	}
 	if err == nil && status == nil {
 		err = fmt.Errorf("campaign %s: no final status", spec.ID)
@@ -156,7 +156,9 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		err = fmt.Errorf("campaign %s rejected: %s", spec.ID, status.Message)
 	}
 	if err == nil {
-		err = waitIdle(ctx, cl, messages.ConsumerJudge)
+		if err = waitIdle(actx, cl, messages.ConsumerJudge); err != nil && interrupted && aborted() {
+			err = nil // the judge's backlog waits for the resume
+		}
 	}
 	close(stopProgress)
 	wg.Wait()
@@ -176,11 +178,7 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		}
 		res.Summary.Discoveries = len(res.Discoveries)
 		res.Summary.JudgeRejected = len(res.Verdicts)
-		res.Summary.WallSeconds = time.Since(start).Seconds()
-		if o.OnProgress != nil {
-			o.OnProgress(Progress{Budget: res.Summary.Budget, Evaluated: res.Summary.Evaluated, Hits: res.Summary.Hits,
-				Stable: res.Summary.StableHits, Discoveries: res.Summary.Discoveries, Elapsed: time.Since(start)})
-		}
+		res.Summary.WallSeconds = before + time.Since(start).Seconds()
 	}
 	if o.Out != "" {
 		if err := Write(o.Out, res); err != nil {
@@ -194,6 +192,23 @@ func Run(ctx context.Context, s *Stack, spec *messages.CampaignSpec, o RunOption
 		return res, ErrInterrupted
 	}
 	return res, nil
+}
+
+// priorWallSeconds is the wall time an interrupted run in out recorded in
+// its summary.json, 0 without one.
+func priorWallSeconds(out string) (float64, error) {
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var sum messages.Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return 0, fmt.Errorf("%s: %w", filepath.Join(out, "summary.json"), err)
+	}
+	return sum.WallSeconds, nil
 }
 
 // resume continues a campaign that exists: a paused one is resumed, and
@@ -236,6 +251,11 @@ func drain(ctx context.Context, cl *client.Client, campaign string) (*messages.S
 	if st, err := cl.Store.State(ctx, campaign); err == nil && messages.Finished(st.Status) {
 		return cl.WaitDone(ctx, campaign)
 	}
+	return standing(ctx, cl, campaign)
+}
+
+// standing is a status with a campaign's summary as it stands.
+func standing(ctx context.Context, cl *client.Client, campaign string) (*messages.Status, error) {
 	sum, err := cl.Show(ctx, campaign)
 	if err != nil {
 		return nil, err
@@ -385,27 +405,4 @@ func WriteCIF(path string, st messages.Structure) error {
 		return err
 	}
 	return f.Close()
-}
-
-// ProgressLine renders a progress snapshot as one line, with a bar when
-// width > 0.
-func ProgressLine(p Progress, width int) string {
-	var b strings.Builder
-	if width > 0 && p.Budget > 0 {
-		filled := min(width, p.Evaluated*width/p.Budget)
-		b.WriteString("[")
-		b.WriteString(strings.Repeat("#", filled))
-		b.WriteString(strings.Repeat(".", width-filled))
-		b.WriteString("] ")
-	}
-	rate := 0.0
-	if s := p.Elapsed.Seconds(); s > 0 {
-		rate = float64(p.Evaluated) / s
-	}
-	fmt.Fprintf(&b, "%d/%d evaluated · %d hits · %d stable · %d discoveries · %.1f eval/s",
-		p.Evaluated, p.Budget, p.Hits, p.Stable, p.Discoveries, rate)
-	if p.Waiting != "" {
-		fmt.Fprintf(&b, " · waiting for %s", p.Waiting)
-	}
-	return b.String()
 }

@@ -88,9 +88,7 @@ func ReadRunSpec(out string) (*messages.CampaignSpec, error) {
 // Suspend stops the stack's services and, when its store is the embedded
 // one, writes the store's keys to out for a later --resume.
 func (s *Stack) Suspend(ctx context.Context, out string) error {
-	for _, name := range s.Services() {
-		_ = s.StopService(name)
-	}
+	s.stopServices()
 	if s.redis == nil {
 		return nil // real servers keep the state
 	}

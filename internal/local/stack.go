@@ -223,6 +223,19 @@ func (s *Stack) Services() []string {
 	return out
 }
 
+// stopServices stops every service, all at once, and waits for them.
+func (s *Stack) stopServices() {
+	var wg sync.WaitGroup
+	for _, name := range s.Services() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.StopService(name)
+		}()
+	}
+	wg.Wait()
+}
+
 // Purge stops every service (draining), then deletes the namespace's
 // streams and keys: what a test or benchmark on shared servers does before
 // Close so that it leaves nothing behind. It refuses to run without a
@@ -231,9 +244,7 @@ func (s *Stack) Purge(ctx context.Context) error {
 	if s.opts.Namespace == "" {
 		return errors.New("local: refusing to purge a stack without a namespace")
 	}
-	for _, name := range s.Services() {
-		_ = s.StopService(name)
-	}
+	s.stopServices()
 	return errors.Join(s.Bus.DeleteStreams(ctx), s.Store.DeleteNamespace(ctx))
 }
 
@@ -242,9 +253,7 @@ func (s *Stack) Purge(ctx context.Context) error {
 func (s *Stack) Close() { s.closed.Do(s.close) }
 
 func (s *Stack) close() {
-	for _, name := range s.Services() {
-		_ = s.StopService(name)
-	}
+	s.stopServices()
 	if s.Bus != nil {
 		s.Bus.Close()
 	}

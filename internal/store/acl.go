@@ -61,9 +61,9 @@ func ACLUsers() []ACLUser {
 		},
 		{
 			Name: "reflector",
-			Role: "records evaluations, islands and episodes; requests generations; applies reflections to memory banks; reconciles a restored Redis with the streams (verdicts included)",
+			Role: "records evaluations, islands and episodes; requests generations; applies lifecycle actions and reflections to memory banks; reconciles a restored Redis with the streams (verdicts included)",
 			Write: []string{
-				"{*}:state", "{*}:triggers", "{*}:gens", "{*}:evaluated", "{*}:comps", "{*}:docs",
+				"{*}:state", "{*}:control", "{*}:triggers", "{*}:gens", "{*}:evaluated", "{*}:comps", "{*}:docs",
 				"{*}:findlist", "{*}:islands", "{*}:hits", "{*}:curve", "{*}:log",
 				"{*}:island:*:success", "{*}:island:*:failure",
 				"{mem:*}:*",

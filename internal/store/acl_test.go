@@ -1,14 +1,13 @@
 package store
 
 import (
-	"time"
-
 	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -117,6 +116,11 @@ func TestACLCoversServiceWrites(t *testing.T) {
 			}
 			_, _, err := s.RequestGeneration(ctx, c, "after/0")
 			fail(err)
+			// Lifecycle actions (crucible campaign pause, resume, …).
+			for _, a := range []string{messages.ActionPause, messages.ActionResume} {
+				_, err = s.ApplyControl(ctx, &messages.Control{Schema: messages.SchemaVersion, Campaign: c, ID: a + "-1", Action: a, At: time.Now().UTC()}, 1)
+				fail(err)
+			}
 			_, err = s.AdvanceEpisode(ctx, c, 1)
 			fail(err)
 			fail(s.SetEpisodeStats(ctx, c, 0, []byte(`{}`)))
@@ -170,7 +174,7 @@ func TestACLCoversServiceWrites(t *testing.T) {
 	}
 	// Readers write nothing; the patterns of one service do not reach the
 	// keys only another writes.
-	only := map[string]string{"campaigns": "proposer", "{acl}:spec": "proposer", "{acl}:seen": "proposer", "{acl}:evaluated": "reflector",
+	only := map[string]string{"campaigns": "proposer", "{acl}:spec": "proposer", "{acl}:seen": "proposer", "{acl}:evaluated": "reflector", "{acl}:control": "reflector",
 		"{mem:task-x}:directives": "reflector", "{acl}:debate:claims": "judge", "{acl}:log": "reflector"}
 	for part, owner := range only {
 		key := s.prefix + part

@@ -99,11 +99,14 @@ type State struct {
 	// Budget is the campaign's budget of evaluations, Extended the part
 	// of it that crucible campaign extend added.
 	Budget, Extended int
-	Counters         messages.Counters
-	EAboveHullSum    float64
-	EAboveHullN      int
-	Unique           int
-	Created          time.Time
+	// MaxLLMCalls and MaxLLMTokens are the LLM limits an extension set,
+	// which replace the spec's; 0 when none did.
+	MaxLLMCalls, MaxLLMTokens int
+	Counters                  messages.Counters
+	EAboveHullSum             float64
+	EAboveHullN               int
+	Unique                    int
+	Created                   time.Time
 	// SpaceGroups counts the valid proposed candidates evaluated in each
 	// space group (by ITA number); StableSpaceGroups the novel stable ones
 	// (MADE's N_stable) among them.
@@ -135,6 +138,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	st.Episode = st.Int("episode")
 	st.Inflight = st.Int("inflight")
 	st.Budget, st.Extended = st.Int("budget"), st.Int("extended")
+	st.MaxLLMCalls, st.MaxLLMTokens = st.Int("max_llm_calls"), st.Int("max_llm_tokens")
 	st.Unique = st.Int("unique_compositions")
 	st.EAboveHullN = st.Int("ehull_n")
 	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)

@@ -61,6 +61,10 @@ type Outcome struct {
 	// Duplicate: the evaluation was recorded before; the flags are those of
 	// the first time, so follow-up actions can be repeated idempotently.
 	Duplicate bool
+	// Digest is, for a duplicate, the digest recorded with the first
+	// evaluation ("" if none was kept): another message than the one
+	// recorded has another digest.
+	Digest string
 	// Wait: an ordered campaign records its evaluations in the order of
 	// their candidates, and one before this has not been recorded yet;
 	// nothing was recorded, and the evaluation is to be recorded again
@@ -163,6 +167,8 @@ func parseOutcome(res string) Outcome {
 			o.EpisodeDone = true
 		case f == "campaign_done":
 			o.CampaignDone = true
+		case o.Duplicate && strings.HasPrefix(f, "digest="):
+			o.Digest = strings.TrimPrefix(f, "digest=")
 		case strings.HasPrefix(f, "index="):
 			o.Index, _ = strconv.Atoi(strings.TrimPrefix(f, "index="))
 		case strings.HasPrefix(f, "next="):

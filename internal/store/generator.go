@@ -8,17 +8,20 @@ import (
 )
 
 // scriptReserveCall counts one LLM request against a campaign's budgets.
-// KEYS: state. ARGV: the call budget, the token budget (0: none).
-// Returns {the requests counted so far including this one, the tokens
-// spent}, or {-1, requests} when the call budget is spent, {-2, tokens}
-// when the token budget is (nothing is counted then).
+// KEYS: state. ARGV: the call budget, the token budget (0: none), which
+// the state's max_llm_calls and max_llm_tokens (set by an extension)
+// replace. Returns {the requests counted so far including this one, the
+// tokens spent, the call budget, the token budget}, or {-1, requests, …}
+// when the call budget is spent, {-2, tokens, …} when the token budget is
+// (nothing is counted then).
 var scriptReserveCall = redis.NewScript(luaPrelude + `
-local maxCalls, maxTokens = tonumber(ARGV[1]), tonumber(ARGV[2])
+local maxCalls = tonumber(hget(st, 'max_llm_calls') or ARGV[1])
+local maxTokens = tonumber(hget(st, 'max_llm_tokens') or ARGV[2])
 local calls = num('llm_requests')
-if maxCalls > 0 and calls >= maxCalls then return {-1, calls} end
+if maxCalls > 0 and calls >= maxCalls then return {-1, calls, maxCalls, maxTokens} end
 local tokens = num('prompt_tokens') + num('completion_tokens')
-if maxTokens > 0 and tokens >= maxTokens then return {-2, tokens} end
-return {redis.call('HINCRBY', st, 'llm_requests', 1), tokens}
+if maxTokens > 0 and tokens >= maxTokens then return {-2, tokens, maxCalls, maxTokens} end
+return {redis.call('HINCRBY', st, 'llm_requests', 1), tokens, maxCalls, maxTokens}
 `)
 
 // scriptReleaseCall gives back one counted LLM request. KEYS: state.
@@ -50,6 +53,9 @@ type Reservation struct {
 	// Used is what that budget counts so far: requests or tokens (with
 	// Spent ""; the tokens).
 	Used int
+	// MaxCalls and MaxTokens are the budgets that applied: the caller's,
+	// or those an extension set (0: none).
+	MaxCalls, MaxTokens int
 }
 
 // OK reports whether the request may be sent.
@@ -57,7 +63,8 @@ func (r Reservation) OK() bool { return r.Spent == "" }
 
 // ReserveLLMCall counts one LLM request of a campaign against its call
 // budget maxCalls and checks its token budget maxTokens, prompt and
-// completion tokens of every exchange so far (0: no budget). Every request
+// completion tokens of every exchange so far (0: no budget); the limits an
+// extension stored in the campaign's state replace both. Every request
 // counts, a retry or a redelivered generation's included: they are real
 // requests, so the count is not idempotent on purpose. Tokens are known
 // only once answered, so the requests in flight when the token budget is
@@ -67,16 +74,17 @@ func (s *Store) ReserveLLMCall(ctx context.Context, campaign string, maxCalls, m
 	if err != nil {
 		return Reservation{}, fmt.Errorf("store: reserve an LLM call of %s: %w", campaign, err)
 	}
-	if len(v) != 2 {
+	if len(v) != 4 {
 		return Reservation{}, fmt.Errorf("store: reserve an LLM call of %s: the script answered %v", campaign, v)
 	}
+	r := Reservation{Used: int(v[1]), MaxCalls: int(v[2]), MaxTokens: int(v[3])}
 	switch v[0] {
 	case -1:
-		return Reservation{Spent: BudgetCalls, Used: int(v[1])}, nil
+		r.Spent = BudgetCalls
 	case -2:
-		return Reservation{Spent: BudgetTokens, Used: int(v[1])}, nil
+		r.Spent = BudgetTokens
 	}
-	return Reservation{Used: int(v[1])}, nil
+	return r, nil
 }
 
 // ReleaseLLMCall gives back a request counted by ReserveLLMCall that never

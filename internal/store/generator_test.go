@@ -102,3 +102,50 @@ func TestMarkExhausted(t *testing.T) {
 		t.Fatalf("an exhausted campaign granted a generation: %v %v", ok, err)
 	}
 }
+
+// TestReserveLLMCallExtended: the LLM limits an extension sets replace
+// those the caller passes (the spec's), and the reservation says which
+// applied; an extension without limits keeps them.
+func TestReserveLLMCallExtended(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	if _, err := s.CreateCampaign(ctx, spec(t, "ext", 4, 2, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if r, err := s.ReserveLLMCall(ctx, "ext", 2, 0); err != nil || !r.OK() || r.MaxCalls != 2 {
+			t.Fatalf("call %d: %+v %v", i, r, err)
+		}
+	}
+	if r, err := s.ReserveLLMCall(ctx, "ext", 2, 0); err != nil || r.Spent != BudgetCalls {
+		t.Fatalf("third call of two: %+v %v", r, err)
+	}
+	extend := func(id string, budget, calls, tokens int) {
+		t.Helper()
+		c := &messages.Control{Campaign: "ext", ID: id, Action: messages.ActionExtend, Budget: budget, MaxLLMCalls: calls, MaxLLMTokens: tokens}
+		if r, err := s.ApplyControl(ctx, c, 1); err != nil || !r.Changed {
+			t.Fatalf("extend %s: %+v %v", id, r, err)
+		}
+	}
+	extend("e1", 8, 4, 0)
+	for i := 0; i < 2; i++ {
+		if r, err := s.ReserveLLMCall(ctx, "ext", 2, 0); err != nil || !r.OK() || r.MaxCalls != 4 || r.MaxTokens != 0 {
+			t.Fatalf("call %d after the extension to 4: %+v %v", 3+i, r, err)
+		}
+	}
+	if r, err := s.ReserveLLMCall(ctx, "ext", 2, 0); err != nil || r.Spent != BudgetCalls || r.Used != 4 || r.MaxCalls != 4 {
+		t.Fatalf("fifth call of four: %+v %v", r, err)
+	}
+	extend("e2", 9, 0, 50) // no new call limit: 4 stays
+	if err := s.AddLLMUsage(ctx, "ext", 1, 50, 0); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.ReserveLLMCall(ctx, "ext", 2, 0)
+	if err != nil || r.Spent != BudgetCalls || r.MaxCalls != 4 || r.MaxTokens != 50 {
+		t.Fatalf("after an extension of the tokens only: %+v %v", r, err)
+	}
+	st, err := s.State(ctx, "ext")
+	if err != nil || st.MaxLLMCalls != 4 || st.MaxLLMTokens != 50 {
+		t.Fatalf("state: %+v %v", st, err)
+	}
+}

@@ -27,12 +27,14 @@ func (s *Store) controlKey(c string) string { return s.ck(c, "control") }
 // scriptControl applies a lifecycle action once per action id: the
 // result is stored under the id, and a repeat returns it unchanged.
 // KEYS: state, control. ARGV: action id, action, new budget (extend),
-// max generations in flight. Returns "status|changed|refused|kick|finish",
+// max generations in flight, new max_llm_calls and max_llm_tokens
+// (extend; 0 keeps them). Returns "status|changed|refused|kick|finish",
 // or "missing" for a campaign the store does not hold.
 var scriptControl = redis.NewScript(luaPrelude + `
 local prev = redis.call('HGET', KEYS[2], ARGV[1])
 if prev then return prev end
 local action, newBudget, maxInFlight = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local newCalls, newTokens = tonumber(ARGV[5]), tonumber(ARGV[6])
 load(st, {'status', 'inflight', 'budget', 'extended', 'seeds', 'seeds_evaluated'})
 local status = hget(st, 'status')
 if not status then return 'missing' end
@@ -68,6 +70,8 @@ elseif action == 'extend' then
   else
     hset(st, 'budget', newBudget)
     hincr(st, 'extended', newBudget - budget)
+    if newCalls > 0 then hset(st, 'max_llm_calls', newCalls) end
+    if newTokens > 0 then hset(st, 'max_llm_tokens', newTokens) end
     changed = 1
     if status == 'completed' or status == 'exhausted' then
       hset(st, 'status', 'running')
@@ -107,10 +111,11 @@ type ControlResult struct {
 
 // ApplyControl applies a lifecycle action to a campaign once: applying
 // the same action id again returns the first result and changes nothing.
+// An extension with LLM limits replaces the spec's (State.MaxLLMCalls).
 // maxInFlight is the campaign's MaxInFlight.
 func (s *Store) ApplyControl(ctx context.Context, c *messages.Control, maxInFlight int) (ControlResult, error) {
 	res, err := scriptControl.Run(ctx, s.rdb, []string{s.stateKey(c.Campaign), s.controlKey(c.Campaign)},
-		c.ID, c.Action, c.Budget, maxInFlight).Text()
+		c.ID, c.Action, c.Budget, maxInFlight, c.MaxLLMCalls, c.MaxLLMTokens).Text()
 	if err != nil {
 		return ControlResult{}, fmt.Errorf("store: %s %s: %w", c.Action, c.Campaign, err)
 	}

@@ -78,6 +78,12 @@ func TestVerifyCandidate(t *testing.T) {
 	if d, rec, err := s.EvaluationDigest(ctx, id, a.ID); err != nil || !rec || d != "d-"+a.ID {
 		t.Errorf("digest %q recorded %v err %v", d, rec, err)
 	}
+	// A repeat says which message was recorded: the reflector refuses
+	// another one.
+	o, err := s.RecordEvaluation(ctx, id, &EvaluationRecord{ID: a.ID, Generation: a.Generation, Formula: a.Formula, PoolSize: 10, Digest: "other"})
+	if err != nil || !o.Duplicate || o.Digest != "d-"+a.ID {
+		t.Errorf("second evaluation of %s: %+v %v, want a duplicate of the one with digest d-%s", a.ID, o, err, a.ID)
+	}
 	// Once completed, the campaign takes nothing.
 	if err := s.rdb.HSet(ctx, s.stateKey(id), "status", messages.StateCompleted).Err(); err != nil {
 		t.Fatal(err)

@@ -141,6 +141,18 @@ type CodedReason struct {
 	Detail string     `json:"detail"`
 }
 
+// ValidateFiles validates every file (ValidateFile) and counts the
+// invalid or unreadable ones.
+func ValidateFiles(paths []string, opt ValidityOptions, sym spacegroup.Options) (vs []FileValidation, bad int) {
+	vs = make([]FileValidation, len(paths))
+	for i, path := range paths {
+		if vs[i] = ValidateFile(path, opt, sym); !vs[i].Valid {
+			bad++
+		}
+	}
+	return vs, bad
+}
+
 // JudgeFormulas judges every formula and counts the invalid or
 // unparsable ones.
 func JudgeFormulas(formulas []string) (vs []FormulaVerdict, bad int) {
@@ -188,6 +200,23 @@ func (v FormulaVerdict) Summary() string {
 		what = v.Detail
 	}
 	return what
+}
+
+// FormulaInputs is what "crucible validate --formula" judges: the
+// formulas given, followed by those of file (ReadFormulaList) when it is
+// not empty; an empty list is an error.
+func FormulaInputs(formulas []string, file string) ([]string, error) {
+	if file != "" {
+		more, err := ReadFormulaList(file)
+		if err != nil {
+			return nil, fmt.Errorf("--formulas: %w", err)
+		}
+		formulas = append(formulas, more...)
+	}
+	if len(formulas) == 0 {
+		return nil, errors.New("no formulas to validate")
+	}
+	return formulas, nil
 }
 
 // ReadFormulaList reads one formula per line, skipping blank lines and

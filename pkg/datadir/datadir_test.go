@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -452,5 +453,21 @@ func TestPrinter(t *testing.T) {
 	}
 	if !strings.Contains(term.String(), "[###############               ]  50%") {
 		t.Errorf("terminal output lacks the half-full bar:\n%q", term.String())
+	}
+}
+
+// TestPullFailure: an interrupted pull says how to resume; a failed one
+// counts the files that failed.
+func TestPullFailure(t *testing.T) {
+	if got := PullFailure(fmt.Errorf("fetch: %w", context.Canceled)).Error(); got != "data pull interrupted: run it again to resume" {
+		t.Errorf("interrupted: %q", got)
+	}
+	fe := func(path string) error { return &FileError{Path: path, Err: errors.New("checksum mismatch")} }
+	failed := errors.Join(fe("a"), errors.Join(fe("b"), fe("c")))
+	if got := PullFailure(failed).Error(); got != "data pull: 3 file(s) failed; run it again to retry" {
+		t.Errorf("three failed: %q", got)
+	}
+	if got := PullFailure(errors.New("one")).Error(); got != "data pull: 1 file(s) failed; run it again to retry" {
+		t.Errorf("one failed: %q", got)
 	}
 }

@@ -241,3 +241,26 @@ func (s *sumWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// PullFailure says in one line what Pull's error means for the user: an
+// interrupted pull resumes when run again, and failed files are counted
+// (each is reported to the progress as it fails).
+func PullFailure(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return errors.New("data pull interrupted: run it again to resume")
+	}
+	return fmt.Errorf("data pull: %d file(s) failed; run it again to retry", countErrors(err))
+}
+
+// countErrors counts the errors an error joins, nested joins included.
+func countErrors(err error) int {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return 1
+	}
+	n := 0
+	for _, e := range j.Unwrap() {
+		n += countErrors(e)
+	}
+	return n
+}

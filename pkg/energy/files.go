@@ -153,6 +153,27 @@ func OutputNames(files []string) []string {
 	return names
 }
 
+// WriteRelaxedFiles writes the relaxed structure of every result that has
+// one into dir (WriteStructureFiles, named by OutputNames) and returns the
+// paths written per result; a failed write becomes the result's error.
+// An empty dir writes nothing.
+func WriteRelaxedFiles(dir string, res []FileResult) [][]string {
+	written := make([][]string, len(res))
+	if dir == "" {
+		return written
+	}
+	files := make([]string, len(res))
+	for i, r := range res {
+		files[i] = r.File
+	}
+	for i, name := range OutputNames(files) {
+		if res[i].Err == nil && res[i].Relaxed != nil {
+			written[i], res[i].Err = WriteStructureFiles(dir, name, "relaxed with M3GNet from "+res[i].File, res[i].Relaxed.Structure)
+		}
+	}
+	return written
+}
+
 // WriteStructureFiles writes st as DIR/NAME.cif (P1, titled) and
 // DIR/NAME.json (pymatgen Structure JSON) and returns the paths.
 func WriteStructureFiles(dir, name, title string, st *crystal.Structure) ([]string, error) {

@@ -23,6 +23,11 @@ type Headered interface {
 // "yes" for a feasible, stable proposed candidate, else "no".
 const HeaderJudge = "Crucible-Judge"
 
+// HeaderRetryOf marks a message re-published from a dead letter
+// ("crucible deadletter retry"): the dead letter's sequence in the
+// DEADLETTER stream.
+const HeaderRetryOf = "Crucible-Retry-Of"
+
 // Encode validates m and returns its JSON.
 func Encode(m Message) ([]byte, error) {
 	if err := m.Validate(); err != nil {

@@ -31,8 +31,13 @@ type Control struct {
 	ID       string `json:"id"`
 	Action   string `json:"action"`
 	// Budget is the new budget of an extension.
-	Budget int       `json:"budget,omitempty"`
-	At     time.Time `json:"at"`
+	Budget int `json:"budget,omitempty"`
+	// MaxLLMCalls and MaxLLMTokens, when not 0, are an extension's new
+	// LLM limits, which replace the spec's max_llm_calls and
+	// max_llm_tokens.
+	MaxLLMCalls  int       `json:"max_llm_calls,omitempty"`
+	MaxLLMTokens int       `json:"max_llm_tokens,omitempty"`
+	At           time.Time `json:"at"`
 }
 
 var controlIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -53,12 +58,15 @@ func (c *Control) Validate() error {
 	}
 	switch c.Action {
 	case ActionPause, ActionResume, ActionCancel:
-		if c.Budget != 0 {
-			return invalid("control.budget", "only an extension has a budget")
+		if c.Budget != 0 || c.MaxLLMCalls != 0 || c.MaxLLMTokens != 0 {
+			return invalid("control.budget", "only an extension has a budget and LLM limits")
 		}
 	case ActionExtend:
 		if c.Budget < 1 || c.Budget > MaxBudget {
 			return invalid("control.budget", "%d outside [1, %d]", c.Budget, MaxBudget)
+		}
+		if c.MaxLLMCalls < 0 || c.MaxLLMTokens < 0 {
+			return invalid("control.max_llm_calls", "LLM limits %d and %d: negative", c.MaxLLMCalls, c.MaxLLMTokens)
 		}
 	default:
 		return invalid("control.action", "unknown action %q (want pause, resume, cancel or extend)", c.Action)

@@ -71,6 +71,20 @@ func Rederive(spec *messages.CampaignSpec, ev *messages.Evaluation) *messages.Ev
 	return Score(spec, &ev.Candidate, &o)
 }
 
+// CheckFlags derives an evaluation's flags again from its values
+// (Rederive) and returns a store.ErrForged error naming both when the
+// flags it claims (feasible, stable, hull outlier, novel) disagree: an
+// evaluation no evaluator wrote, which the reflector must not count nor
+// the judge weigh.
+func CheckFlags(spec *messages.CampaignSpec, ev *messages.Evaluation) error {
+	re := Rederive(spec, ev)
+	if re.Feasible != ev.Feasible || re.Stable != ev.Stable || re.HullOutlier != ev.HullOutlier || re.Novel != ev.Novel {
+		return fmt.Errorf("%w: evaluation %s claims feasible %v, stable %v, hull outlier %v, novel %v; its values give %v, %v, %v, %v",
+			store.ErrForged, ev.ID, ev.Feasible, ev.Stable, ev.HullOutlier, ev.Novel, re.Feasible, re.Stable, re.HullOutlier, re.Novel)
+	}
+	return nil
+}
+
 // lateRedelivery reports whether err is a closed campaign's refusal of a
 // message delivered before: work handed out before the campaign
 // completed, whose evaluation was published but whose acknowledgement was

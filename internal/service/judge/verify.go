@@ -16,7 +16,7 @@ import (
 //
 //   - feasibility, stability (with the hull-outlier rule) and novelty are
 //     derived again from the evaluation's values and the campaign's task
-//     (evaluator.Rederive); flags that disagree with the values are a
+//     (evaluator.CheckFlags); flags that disagree with the values are a
 //     permanent failure (a dead letter with both);
 //   - an evaluation that is not a stable (or outlying) feasible proposed
 //     candidate by its values is acknowledged unjudged (judge false);
@@ -29,10 +29,8 @@ import (
 //     finds the judge appends, and a candidate gets one verdict whichever
 //     of its evaluations comes first.
 func (s *Service) verify(ctx context.Context, d *bus.Delivery, spec *messages.CampaignSpec, ev *messages.Evaluation) (judge bool, err error) {
-	re := evaluator.Rederive(spec, ev)
-	if re.Feasible != ev.Feasible || re.Stable != ev.Stable || re.HullOutlier != ev.HullOutlier || re.Novel != ev.Novel {
-		return false, bus.Permanent(fmt.Errorf("%w: evaluation %s claims feasible %v, stable %v, hull outlier %v, novel %v; its values give %v, %v, %v, %v",
-			store.ErrForged, ev.ID, ev.Feasible, ev.Stable, ev.HullOutlier, ev.Novel, re.Feasible, re.Stable, re.HullOutlier, re.Novel))
+	if err := evaluator.CheckFlags(spec, ev); err != nil {
+		return false, bus.Permanent(err)
 	}
 	if !ev.ForJudge() {
 		return false, nil

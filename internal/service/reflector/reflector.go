@@ -174,8 +174,9 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			continue
 		}
 		evs[i] = &ev
+		digests[i] = messages.DigestBytes(d.Data)
 	}
-	s.verifyAll(ctx, evs, errs)
+	s.verifyAll(ctx, evs, digests, errs)
 	for i, ev := range evs {
 		if ev == nil || errs[i] != nil {
 			continue
@@ -185,7 +186,6 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 			errs[i] = fmt.Errorf("evaluation %s: %w", ev.ID, err)
 			continue
 		}
-		digests[i] = messages.DigestBytes(ds[i].Data)
 		if _, ok := byCampaign[ev.Campaign]; !ok {
 			campaigns = append(campaigns, ev.Campaign)
 		}
@@ -213,6 +213,8 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 				o, err := s.store.RecordEvaluation(ctx, c, recs[k])
 				if err == nil && o.Wait {
 					err = bus.Later(errNotYet, notYetDelay)
+				} else if err == nil && otherThanRecorded(o, recs[k].Digest) {
+					err = errOther(p.ev)
 				} else if err == nil {
 					err = s.followUp(ctx, p.spec, p.ev, o)
 				}
@@ -229,10 +231,29 @@ func (s *Service) handleBatch(ctx context.Context, ds []*bus.Delivery) []error {
 				errs[p.at] = bus.Later(errNotYet, notYetDelay)
 				continue
 			}
+			if otherThanRecorded(outs[k], recs[k].Digest) {
+				errs[p.at] = errOther(p.ev)
+				continue
+			}
 			errs[p.at] = s.followUp(ctx, p.spec, p.ev, outs[k])
 		}
 	}
 	return errs
+}
+
+// otherThanRecorded reports whether a repeat of a recorded evaluation is
+// another message than the one recorded for its candidate: a second
+// evaluation, which is not counted (its candidate has one) and whose
+// follow-ups are not repeated (the recorded message's redelivery repeats
+// them).
+func otherThanRecorded(o store.Outcome, digest string) bool {
+	return o.Duplicate && o.Digest != "" && digest != "" && o.Digest != digest
+}
+
+// errOther is the dead letter's reason for a second evaluation of a
+// candidate.
+func errOther(ev *messages.Evaluation) error {
+	return bus.Permanent(fmt.Errorf("%w: evaluation %s differs from the evaluation recorded for its candidate", store.ErrForged, ev.ID))
 }
 
 // errNotYet is why an ordered campaign's evaluation delivered ahead of its

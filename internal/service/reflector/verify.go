@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/service/evaluator"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -13,12 +14,15 @@ import (
 // verifyAll checks the provenance of a batch's evaluations (nil ones are
 // skipped) before they are recorded, in one store round trip: each must
 // be of a candidate the proposer recorded, with the same content
-// (store.VerifyCandidates), in a campaign that accepts work. Otherwise
+// (store.VerifyCandidates), in a campaign that accepts work, and claim
+// the flags its values give (evaluator.CheckFlags): an evaluation counted
+// for the judge that the judge refuses would leave an ordered campaign's
+// next generation waiting for a verdict that never comes. Otherwise
 // errs[i] is a permanent failure: a dead letter with the reason, nothing
 // counted. An evaluation of a complete generation, or of a campaign that
-// accepts no more work, passes only when recorded already (its
-// follow-ups are repeated idempotently).
-func (s *Service) verifyAll(ctx context.Context, evs []*messages.Evaluation, errs []error) {
+// accepts no more work, passes only when it is the one recorded already
+// (its follow-ups are repeated idempotently).
+func (s *Service) verifyAll(ctx context.Context, evs []*messages.Evaluation, digests []string, errs []error) {
 	var todo []*messages.Candidate
 	var at []int
 	for i, ev := range evs {
@@ -29,6 +33,13 @@ func (s *Service) verifyAll(ctx context.Context, evs []*messages.Evaluation, err
 			errs[i] = bus.Permanent(fmt.Errorf("%w: evaluation %s of campaign %s names candidate %s of campaign %s",
 				store.ErrForged, ev.ID, ev.Campaign, ev.Candidate.ID, ev.Candidate.Campaign))
 			continue
+		}
+		// A campaign that cannot be read is the store check's to report.
+		if spec, err := s.specs.Get(ctx, ev.Campaign); err == nil {
+			if err := evaluator.CheckFlags(spec, ev); err != nil {
+				errs[i] = bus.Permanent(err)
+				continue
+			}
 		}
 		todo = append(todo, &ev.Candidate)
 		at = append(at, i)
@@ -44,10 +55,12 @@ func (s *Service) verifyAll(ctx context.Context, evs []*messages.Evaluation, err
 		case err == nil, errors.Is(err, store.ErrClosed):
 			// A complete generation holds only recorded candidates; a
 			// closed campaign counts nothing more.
-			_, recorded, derr := s.store.EvaluationDigest(ctx, c.Campaign, c.ID)
+			digest, recorded, derr := s.store.EvaluationDigest(ctx, c.Campaign, c.ID)
 			switch {
 			case derr != nil:
 				errs[i] = derr
+			case recorded && otherThanRecorded(store.Outcome{Duplicate: true, Digest: digest}, digests[i]):
+				errs[i] = errOther(evs[i])
 			case recorded:
 			case err == nil:
 				errs[i] = bus.Permanent(fmt.Errorf("%w: candidate %s: generation %d is complete", store.ErrForged, c.ID, c.Generation))
