@@ -271,6 +271,9 @@ func Connect(ctx context.Context, c *Config, log *zap.Logger) (*Infra, error) {
 	c.NATS.Provisioned = c.Provisioned
 	c.Redis.Namespace = c.Namespace
 	c.Redis.Notify = func(line string) { log.Warn(line) }
+	// A service's work in flight must not reach a Redis restored from an
+	// earlier state before the reflector has reconciled it.
+	c.Redis.Fenced = true
 	store.RouteLogs(log)
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -104,6 +104,9 @@ func unbounded(err error) bool {
 		// not serving yet.
 		"redis: client is closed", "redis: connection pool timeout", "connection refused",
 		"LOADING ", "READONLY ", "MASTERDOWN ", "TRYAGAIN ", "CLUSTERDOWN ", "BUSY ",
+		// A Redis restored from an earlier state, until the reflector
+		// has reconciled it (store.ErrNotReconciled).
+		"state not reconciled",
 	} {
 		if strings.Contains(msg, s) {
 			return true

@@ -166,6 +166,20 @@ func TestRedisRollback(t *testing.T) {
 			waitFor(40)
 			snap := copyKeys(t, st.Store)
 			at := evaluated()
+			// A second campaign started after the snapshot: Redis forgets
+			// it altogether.
+			late := &messages.CampaignSpec{ID: "rollback-late", Task: easyTask(), Budget: 30, Seed: 12}
+			lateDone := make(chan outcome, 1)
+			go func() {
+				res, err := local.Run(context.Background(), st, late, local.RunOptions{Timeout: 6 * time.Minute})
+				lateDone <- outcome{res, err}
+			}()
+			for {
+				if s, err := st.Store.State(ctx, late.ID); err == nil && s.Counters.Evaluated > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			waitFor(at + 20)
 			// The restart: Redis goes down (the services stop fetching;
 			// what their work in flight writes is lost), comes back from
@@ -184,6 +198,11 @@ func TestRedisRollback(t *testing.T) {
 			out := <-done
 			if out.err != nil {
 				t.Fatal(out.err)
+			}
+			if l := <-lateDone; l.err != nil {
+				t.Errorf("the campaign started after the snapshot: %v", l.err)
+			} else if l.res.Summary.Evaluated != late.Budget {
+				t.Errorf("the campaign started after the snapshot evaluated %d of %d", l.res.Summary.Evaluated, late.Budget)
 			}
 			res := out.res
 			if res.Summary.Evaluated != spec.Budget {

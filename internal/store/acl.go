@@ -68,8 +68,9 @@ func ACLUsers() []ACLUser {
 				"{*}:island:*:success", "{*}:island:*:failure",
 				"{mem:*}:*",
 				// Reconciling a Redis restored from an earlier state: the
-				// mark and its lock, and the verdicts it re-counts.
-				"reconciled", "reconcile-lock",
+				// mark and its lock, the campaigns it creates again and the
+				// verdicts it re-counts.
+				"reconciled", "reconcile-lock", "campaigns", "{*}:spec",
 				"{*}:judged:*", "{*}:discoveries", "{*}:judge_rejected",
 			},
 			Read:     []string{everything},

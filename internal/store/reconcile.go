@@ -31,7 +31,7 @@ import (
 
 // ErrNotReconciled is Ready's error while the state waits for the
 // reflector's reconciliation.
-var ErrNotReconciled = errors.New("Redis was restarted or replaced; waiting for the reflector to reconcile its state with the streams")
+var ErrNotReconciled = errors.New("Redis state not reconciled with the streams yet: Redis was restarted or replaced, and the reflector reconciles it")
 
 // gateRecheck is how long a successful Ready is trusted without asking
 // Redis again; a new connection (after a restart or failover) makes the
@@ -86,12 +86,7 @@ func (s *Store) RunID(ctx context.Context) (string, error) {
 		}
 		return "", err
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
-			return v, nil
-		}
-	}
-	return "", nil
+	return runIDOf(info), nil
 }
 
 // Ready returns nil when the state may be used: Redis's state has been
@@ -193,7 +188,9 @@ func (s *Store) MarkReconciled(ctx context.Context, run string) error {
 // generation's slots and episode, its trigger's answer, the campaign's
 // next generation number, the episode's reserved slots and the
 // generations in flight — what reserving it did. A generation Redis still
-// knows is left alone. It reports whether it restored anything.
+// knows, a trigger Redis has another generation for, and a reservation
+// beyond the episode's budget are left alone. It reports whether it
+// restored anything.
 func (s *Store) RestoreReservation(ctx context.Context, campaign string, g Generation, trigger string) (bool, error) {
 	res, err := scriptRestoreReservation.Run(ctx, s.rdb, []string{s.stateKey(campaign), s.triggersKey(campaign), s.gensKey(campaign)},
 		g.Generation, g.Slots, g.Episode, trigger).Int()
@@ -205,19 +202,22 @@ func (s *Store) RestoreReservation(ctx context.Context, campaign string, g Gener
 
 // scriptRestoreReservation: KEYS state, triggers, gens; ARGV g, slots,
 // episode, trigger. Returns 1 when restored, 0 when Redis knew the
-// generation.
-var scriptRestoreReservation = redis.NewScript(`
-local st, triggers, gens = KEYS[1], KEYS[2], KEYS[3]
-local g, slots, ep, trigger = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-if redis.call('HEXISTS', gens, g .. ':slots') == 1 then return 0 end
-redis.call('HSET', gens, g .. ':slots', slots, g .. ':ep', ep, g .. ':trigger', trigger)
-if trigger ~= '' and redis.call('HEXISTS', triggers, trigger) == 0 then
-  redis.call('HSET', triggers, trigger, g .. ':' .. slots .. ':' .. ep)
-end
-local next = tonumber(redis.call('HGET', st, 'next_gen') or '0') or 0
-if tonumber(g) + 1 > next then redis.call('HSET', st, 'next_gen', tonumber(g) + 1) end
-redis.call('HINCRBY', st, 'ep' .. ep .. '_reserved', slots)
-redis.call('HINCRBY', st, 'inflight', 1)
+// generation or has another for the trigger, -1 when the episode's budget
+// has no room for it (a genuine reservation always had).
+var scriptRestoreReservation = redis.NewScript(luaPrelude + `
+local triggers, gens = KEYS[2], KEYS[3]
+local g, slots, ep, trigger = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+if hget(gens, g .. ':slots') then return 0 end
+if trigger ~= '' and hget(triggers, trigger) then return 0 end
+if num('ep' .. ep .. '_reserved') + slots > epBudget(ep) then return -1 end
+hset(gens, g .. ':slots', slots)
+hset(gens, g .. ':ep', ep)
+hset(gens, g .. ':trigger', trigger)
+if trigger ~= '' then hset(triggers, trigger, g .. ':' .. slots .. ':' .. ep) end
+if tonumber(g) + 1 > num('next_gen') then hset(st, 'next_gen', tonumber(g) + 1) end
+hincr(st, 'ep' .. ep .. '_reserved', slots)
+hincr(st, 'inflight', 1)
+flush()
 return 1
 `)
 
@@ -257,4 +257,76 @@ func (s *Store) Evaluated(ctx context.Context, campaign string, ids []string) ([
 		}
 	}
 	return out, nil
+}
+
+// newClient makes a client with the store's options; every new
+// connection makes Ready ask again (it may reach another server: a
+// restart, a failover), and a fenced client refuses a connection to a
+// server whose state is not reconciled.
+func (s *Store) newClient(fenced bool) redis.UniversalClient {
+	uo := s.uo
+	uo.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		s.markStale()
+		if !fenced {
+			return nil
+		}
+		return s.fence(ctx, cn)
+	}
+	return redis.NewUniversalClient(&uo)
+}
+
+// fence returns ErrNotReconciled when the server cn reaches has a state
+// reconciled for another run; nil when it is reconciled, never marked,
+// or tells no run (nothing can be told then; Ready reports errors).
+func (s *Store) fence(ctx context.Context, cn *redis.Conn) error {
+	var run string
+	if f := s.gate.runID.Load(); f != nil {
+		r, err := (*f)(ctx)
+		if err != nil {
+			return nil
+		}
+		run = r
+	} else {
+		if s.isCluster() {
+			return nil
+		}
+		info, err := cn.Info(ctx, "server").Result()
+		if err != nil {
+			return nil
+		}
+		run = runIDOf(info)
+	}
+	if run == "" {
+		return nil
+	}
+	marked, err := cn.Get(ctx, s.reconciledKey()).Result()
+	if err != nil || marked == run {
+		return nil
+	}
+	return ErrNotReconciled
+}
+
+func runIDOf(info string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Unfenced returns a store on the same server and namespace whose
+// connections are not fenced (the reflector's reconciliation, which must
+// reach the state it reconciles); a store that is not fenced returns
+// itself. Close it when done.
+func (s *Store) Unfenced() *Store {
+	if !s.fenced {
+		return s
+	}
+	u := &Store{prefix: s.prefix, addr: s.addr, notify: s.notify, dial: s.dial, uo: s.uo}
+	if f := s.gate.runID.Load(); f != nil {
+		u.gate.runID.Store(f)
+	}
+	u.rdb = u.newClient(false)
+	return u
 }

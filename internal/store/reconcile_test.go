@@ -5,6 +5,9 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/crucible-sci/crucible/internal/testsrv"
 )
 
 // TestReadyFollowsServerRuns: a state never marked is ready; the
@@ -107,5 +110,58 @@ func TestRestoreReservation(t *testing.T) {
 	}
 	if rec, err := s.GenerationRecorded(ctx, sp.ID, []int{g0.Generation, lost.Generation}); err != nil || rec[0] || rec[1] {
 		t.Errorf("recorded proposals %v %v, want none", rec, err)
+	}
+}
+
+// TestFencedStore: a fenced store's connections to a Redis whose state is
+// marked reconciled for another server run are refused (the work a
+// service had in flight across a restart cannot reach the restored
+// state), its Ping still finds the server, its unfenced twin reaches it,
+// and once the state is marked for the run it connects again. It needs a
+// real Redis, whose run id the fence reads.
+func TestFencedStore(t *testing.T) {
+	url, real := testsrv.Redis(t)
+	if !real {
+		t.Skip("the embedded Redis has no run id to fence with (CRUCIBLE_TEST_REDIS_URL runs this)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ns := testsrv.Namespace()
+	plain, err := Open(ctx, Options{URL: url, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = plain.DeleteNamespace(context.Background()); plain.Close() })
+	run, err := plain.RunID(ctx)
+	if err != nil || run == "" {
+		t.Fatalf("run id %q: %v", run, err)
+	}
+	if err := plain.MarkReconciled(ctx, "an earlier run"); err != nil {
+		t.Fatal(err)
+	}
+	fenced, err := Open(ctx, Options{URL: url, Namespace: ns, Fenced: true})
+	if err != nil {
+		t.Fatalf("a fenced store must open while the state waits: %v", err)
+	}
+	defer fenced.Close()
+	if _, err := fenced.Campaigns(ctx); !errors.Is(err, ErrNotReconciled) {
+		t.Fatalf("fenced, unreconciled: %v, want ErrNotReconciled", err)
+	}
+	if err := fenced.Ready(ctx); err == nil {
+		t.Fatal("fenced, unreconciled: ready")
+	}
+	u := fenced.Unfenced()
+	defer u.Close()
+	if r, due, err := u.Reconciling(ctx); err != nil || !due || r != run {
+		t.Fatalf("unfenced: run %q due %v %v", r, due, err)
+	}
+	if err := u.MarkReconciled(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fenced.Campaigns(ctx); err != nil {
+		t.Fatalf("fenced, reconciled: %v", err)
+	}
+	if err := fenced.Ready(ctx); err != nil {
+		t.Fatalf("fenced, reconciled: %v", err)
 	}
 }

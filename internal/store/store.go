@@ -40,6 +40,13 @@ type Options struct {
 	// Notify, when set, is told once, in one line (Unreachable), that
 	// Redis cannot be reached at start while Open retries quietly.
 	Notify func(line string)
+	// Fenced refuses every new connection to a Redis server whose state
+	// is not reconciled for its run (ErrNotReconciled; see Ready): work a
+	// service had in flight when Redis restarted from an earlier state
+	// cannot then reach that state before the reflector has reconciled
+	// it. The services open their store fenced; the reflector reconciles
+	// through an unfenced one (Unfenced).
+	Fenced bool
 }
 
 // Store is the Redis state of Crucible.
@@ -51,6 +58,9 @@ type Store struct {
 	notify  func(string)
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	gate    gate
+	// uo and fenced are how the client was made (Unfenced).
+	uo     redis.UniversalOptions
+	fenced bool
 }
 
 // Open connects to Redis and checks the connection.
@@ -90,18 +100,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	uo.MaxRetries = 5
 	uo.MinRetryBackoff = 20 * time.Millisecond
 	uo.MaxRetryBackoff = 500 * time.Millisecond
-	s := &Store{prefix: "crucible:", addr: strings.Join(uo.Addrs, ","), notify: o.Notify, dial: o.Dial}
-	// A new connection may reach another server (a restart, a failover):
-	// Ready asks again at once.
-	uo.OnConnect = func(context.Context, *redis.Conn) error {
-		s.markStale()
-		return nil
-	}
-	rdb := redis.NewUniversalClient(uo)
-	s.rdb = rdb
+	s := &Store{prefix: "crucible:", addr: strings.Join(uo.Addrs, ","), notify: o.Notify, dial: o.Dial, uo: *uo, fenced: o.Fenced}
 	if o.Namespace != "" {
 		s.prefix = "crucible:" + o.Namespace + ":"
 	}
+	rdb := s.newClient(o.Fenced)
+	s.rdb = rdb
 	if err := s.Ping(ctx); err != nil {
 		rdb.Close()
 		return nil, err
@@ -122,8 +126,8 @@ func (s *Store) Ping(ctx context.Context) error {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := s.rdb.Ping(pctx).Err()
 		cancel()
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, ErrNotReconciled) {
+			return nil // reachable (a fenced store waits for the reflector)
 		}
 		if cause == nil || ctx.Err() == nil {
 			// The last failure before ctx ended says why; a dial that

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/service/control"
+	"github.com/crucible-sci/crucible/internal/service/specs"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -23,12 +27,15 @@ import (
 // service waits (store.Ready); one reflector replica re-applies, campaign
 // by campaign and in the order they happened:
 //
-//  1. lifecycle actions (the CAMPAIGNS stream's control subjects; each is
-//     applied once by id);
+//  1. campaigns a proposer started within the lost seconds, created
+//     again from their submission and seeds;
 //  2. reservations of generations still queued (PROPOSE) or journaled
 //     (the proposers' ProposalRecords), where Redis lost them;
 //  3. the journaled proposals of generations Redis lost, recorded again
-//     with the same candidates, so their candidates stay recorded ones;
+//     with the same candidates, so their candidates stay recorded ones,
+//     then lifecycle actions (the CAMPAIGNS stream's control subjects;
+//     each applied once by id; a resume's generations count the restored
+//     ones in flight);
 //  4. evaluations in EVALUATIONS that Redis does not hold, through the
 //     reflector's own recording path (each once; follow-ups repeated
 //     idempotently);
@@ -39,6 +46,9 @@ import (
 
 // Reconciled counts what a reconciliation re-applied.
 type Reconciled struct {
+	// Recreated are campaigns submitted and started within the seconds
+	// Redis lost, created again from their submission and seeds.
+	Recreated                                                           int
 	Campaigns, Controls, Reservations, Proposals, Evaluations, Verdicts int
 	// Refused are evaluations the recording path still refused after the
 	// proposals were restored (each logged with its reason).
@@ -60,6 +70,17 @@ const reconcileEvery = 500 * time.Millisecond
 func (s *Service) reconcileLoop(ctx context.Context) error {
 	t := time.NewTicker(reconcileEvery)
 	defer t.Stop()
+	// The service's store is fenced (its connections to an unreconciled
+	// Redis are refused); the reconciliation works through one that is
+	// not, on a view of the service that uses it.
+	st := s.store.Unfenced()
+	if st != s.store {
+		defer st.Close()
+	}
+	u := *s
+	u.store, u.specs = st, specs.New(st)
+	u.ctl = &control.Control{Bus: s.bus, Store: st, Log: s.log}
+	s = &u
 	for s.cfg.ReconcileAtStart && ctx.Err() == nil {
 		start := time.Now()
 		rec, err := s.Reconcile(ctx)
@@ -111,17 +132,21 @@ func (s *Service) reconcileIfDue(ctx context.Context) error {
 		return err
 	}
 	s.log.Info("Redis reconciled with the streams", zap.Duration("took", time.Since(start)), zap.Int("campaigns", rec.Campaigns),
-		zap.Int("controls", rec.Controls), zap.Int("reservations", rec.Reservations), zap.Int("proposals", rec.Proposals),
+		zap.Int("recreated", rec.Recreated), zap.Int("controls", rec.Controls), zap.Int("reservations", rec.Reservations), zap.Int("proposals", rec.Proposals),
 		zap.Int("evaluations", rec.Evaluations), zap.Int("verdicts", rec.Verdicts), zap.Int("refused", rec.Refused))
 	return nil
 }
 
 // Reconcile re-applies, for every campaign Redis knows that has not
-// finished, what the streams hold and Redis lacks (see above). A campaign
-// Redis does not know at all (submitted within the lost seconds) is not
-// recreated: its submission must be sent again.
+// finished, what the streams hold and Redis lacks (see above); a campaign
+// a proposer started within the lost seconds is created again first.
 func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 	var total Reconciled
+	recreated, err := s.recreateCampaigns(ctx)
+	if err != nil {
+		return total, err
+	}
+	total.Recreated = recreated
 	ids, err := s.store.Campaigns(ctx)
 	if err != nil {
 		return total, err
@@ -153,7 +178,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 		total.Verdicts += r.Verdicts
 		total.Refused += r.Refused
 	}
-	for kind, n := range map[string]int{"control": total.Controls, "reservation": total.Reservations, "proposal": total.Proposals,
+	for kind, n := range map[string]int{"campaign": total.Recreated, "control": total.Controls, "reservation": total.Reservations, "proposal": total.Proposals,
 		"evaluation": total.Evaluations, "verdict": total.Verdicts, "refused": total.Refused} {
 		metricReconciled.WithLabelValues(kind).Add(float64(n))
 	}
@@ -191,27 +216,6 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 	c := spec.ID
 	log := s.log.With(zap.String("campaign", c))
 
-	// 1. Lifecycle actions, in the order they were sent.
-	controls, _, err := readAll[messages.Control](ctx, s, messages.StreamCampaigns, messages.Subject(messages.SubjectControl, c), false)
-	if err != nil {
-		return r, err
-	}
-	for _, m := range controls {
-		res, err := s.ctl.Apply(ctx, spec, m)
-		if err != nil {
-			return r, err
-		}
-		if res.Changed {
-			r.Controls++
-		}
-	}
-	if len(controls) > 0 {
-		// An extension changes the budget the rest is recorded against.
-		if spec, err = s.store.Spec(ctx, c); err != nil {
-			return r, err
-		}
-	}
-
 	// 2. Reservations: the journal's, then the requests still queued.
 	records, _, err := readAll[messages.ProposalRecord](ctx, s, messages.StreamCampaigns, messages.Subject(messages.SubjectProposals, c), false)
 	if err != nil {
@@ -232,7 +236,23 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 		gens = append(gens, g)
 	}
 	sort.Ints(gens)
+	controls, _, err := readAll[messages.Control](ctx, s, messages.StreamCampaigns, messages.Subject(messages.SubjectControl, c), false)
+	if err != nil {
+		return r, err
+	}
+	st, err := s.store.State(ctx, c)
+	if err != nil {
+		return r, err
+	}
+	plausible := plausibility(spec, st.Int("next_gen"), gens, len(queued), controls)
 	reserve := func(g, slots, ep int, trigger string) error {
+		if why := plausible(g, slots, trigger); why != "" {
+			// Anyone who may publish requests could have queued it: only
+			// what a real reservation could have been is restored (an
+			// implausible request then fails its check as unreserved).
+			log.Warn("reconcile: not restoring an implausible reservation", zap.Int("generation", g), zap.String("trigger", trigger), zap.String("why", why))
+			return nil
+		}
 		ok, err := s.store.RestoreReservation(ctx, c, store.Generation{Generation: g, Slots: slots, Episode: ep}, trigger)
 		if ok {
 			r.Reservations++
@@ -277,6 +297,25 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 					zap.Int("generation", lost[i].Generation), zap.Int("journaled", len(lost[i].Candidates)), zap.Int("accepted", len(res.Published)))
 			}
 			r.Proposals++
+		}
+	}
+
+	// 3b. Lifecycle actions, in the order they were sent, once the
+	// reservations are back: a resume requests generations up to the
+	// campaign's limit in flight, which counts the restored ones.
+	for _, m := range controls {
+		res, err := s.ctl.Apply(ctx, spec, m)
+		if err != nil {
+			return r, err
+		}
+		if res.Changed {
+			r.Controls++
+		}
+	}
+	if len(controls) > 0 {
+		// An extension changes the budget the rest is recorded against.
+		if spec, err = s.store.Spec(ctx, c); err != nil {
+			return r, err
 		}
 	}
 
@@ -359,4 +398,136 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 		}
 	}
 	return r, nil
+}
+
+// recreateCampaigns creates again the campaigns a proposer started (its
+// "running" status is on the stream, no rejection is) whose state Redis
+// lost: the submitted spec, and the seeds the proposer published (found
+// on EVALUATIONS once evaluated, in the CANDIDATES queue before), whose
+// digests are recorded again so they stay recorded seeds. A campaign
+// without seeds is started, as its proposer started it.
+func (s *Service) recreateCampaigns(ctx context.Context) (int, error) {
+	subs, _, err := readAll[messages.CampaignSpec](ctx, s, messages.StreamCampaigns, messages.SubjectSubmit+".>", false)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	done := map[string]bool{}
+	for _, spec := range subs {
+		if done[spec.ID] {
+			continue
+		}
+		done[spec.ID] = true
+		if _, err := s.store.Spec(ctx, spec.ID); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return n, err
+		}
+		statuses, _, err := readAll[messages.Status](ctx, s, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, spec.ID), false)
+		if err != nil {
+			return n, err
+		}
+		started, rejected := false, false
+		for _, st := range statuses {
+			started = started || st.State == messages.StateRunning
+			rejected = rejected || st.State == messages.StateRejected
+		}
+		if !started || rejected {
+			continue // never started: its submission is still the proposer's
+		}
+		seeds := map[int]*messages.Candidate{}
+		evs, _, err := readAll[messages.Evaluation](ctx, s, messages.StreamEvaluations, messages.Subject(messages.SubjectEvaluations, spec.ID), false)
+		if err != nil {
+			return n, err
+		}
+		for _, ev := range evs {
+			if c := ev.Candidate; c.Seed && seeds[c.Index] == nil {
+				seeds[c.Index] = &c
+			}
+		}
+		queued, _, err := readAll[messages.Candidate](ctx, s, messages.StreamCandidates, messages.Subject(messages.SubjectCandidates, spec.ID), true)
+		if err != nil {
+			return n, err
+		}
+		for _, c := range queued {
+			if c.Seed && seeds[c.Index] == nil {
+				seeds[c.Index] = c
+			}
+		}
+		list := make([]*messages.Candidate, 0, len(seeds))
+		for _, c := range seeds {
+			list = append(list, c)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Index < list[j].Index })
+		if _, err := s.store.CreateCampaign(ctx, spec, len(list)); err != nil {
+			return n, err
+		}
+		if err := s.store.RecordSeeds(ctx, spec.ID, list); err != nil {
+			return n, err
+		}
+		if len(list) == 0 {
+			if err := s.ctl.Start(ctx, spec, "start"); err != nil {
+				return n, err
+			}
+		}
+		s.log.Warn("reconcile: a campaign Redis lost was created again from its submission", zap.String("campaign", spec.ID), zap.Int("seeds", len(list)))
+		n++
+	}
+	return n, nil
+}
+
+// plausibility returns the check a reservation to restore must pass
+// (the reason it fails, "" when it passes): its trigger is one the
+// services use — after/<g> or refill/<g> of a generation Redis or the
+// journal knows, start/<k>, episode<n>/<k> or <action id>/<k> of an
+// action on the stream, with k below the campaign's limit in flight — its
+// slots at most the batch size, and its number within reach of the
+// generations known (next, the journal's, the queued requests'): a
+// request queued by someone who may publish requests but reserved
+// nothing does not become a reservation.
+func plausibility(spec *messages.CampaignSpec, next int, journaled []int, queued int, controls []*messages.Control) func(g, slots int, trigger string) string {
+	known := map[int]bool{}
+	last := next - 1
+	for _, g := range journaled {
+		known[g] = true
+		last = max(last, g)
+	}
+	actions := map[string]bool{}
+	for _, c := range controls {
+		actions[c.ID] = true
+	}
+	reach := last + queued + spec.MaxInFlight + 1
+	return func(g, slots int, trigger string) string {
+		switch {
+		case slots < 1 || slots > spec.BatchSize:
+			return fmt.Sprintf("%d slots, the batch is %d", slots, spec.BatchSize)
+		case g < 0 || g > reach:
+			return fmt.Sprintf("generation %d beyond the %d known", g, last)
+		}
+		at := strings.LastIndexByte(trigger, '/')
+		if at < 0 {
+			return "not a trigger the services use"
+		}
+		head, n := trigger[:at], trigger[at+1:]
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 0 {
+			return "not a trigger the services use"
+		}
+		switch {
+		case head == "after" || head == "refill":
+			if k >= next && !known[k] {
+				return fmt.Sprintf("generation %d is not known", k)
+			}
+			return ""
+		case k >= spec.MaxInFlight:
+			return fmt.Sprintf("request %d of at most %d at once", k, spec.MaxInFlight)
+		case head == "start" || actions[head]:
+			return ""
+		case strings.HasPrefix(head, "episode"):
+			if _, err := strconv.Atoi(strings.TrimPrefix(head, "episode")); err == nil {
+				return ""
+			}
+		}
+		return "not a trigger the services use"
+	}
 }
