@@ -75,8 +75,11 @@ func checkRedisRefusals(t *testing.T, ctx context.Context, url, ca string, pw ma
 		"judge": {{"HSET", ck("state"), "evaluated", "0"}, {"SADD", ck("evaluated"), "forged"}, {"RPUSH", "crucible:{mem:x}:reflections", "forged"},
 			{"ZADD", "crucible:campaigns", "1", "forged"}},
 		"proposer": {{"SADD", ck("discoveries"), "forged"}, {"SADD", ck("evaluated"), "forged"}, {"HSET", "crucible:{mem:x}:directives", "k", "v"}},
-		"reflector": {{"SADD", ck("discoveries"), "forged"}, {"SET", ck("spec"), "{}"}, {"SADD", ck("judged:accepted:x"), "forged"},
-			{"ZADD", "crucible:campaigns", "1", "forged"}},
+		// The reflector reconciles a Redis restored from an earlier state:
+		// it may create campaigns again and re-count verdicts, but not
+		// touch the proposers' dedupe keys or the judge's debates.
+		"reflector": {{"HSET", ck("seen"), "fp", "forged"}, {"LPUSH", ck("island:0:rejects"), "forged"},
+			{"HSET", ck("debate:claims"), "x", "1"}, {"RPUSH", ck("debate:transcripts"), "forged"}},
 	}
 	for _, u := range store.ACLUsers() {
 		rdb := redisAs(t, url, ca, u.Name, pw)

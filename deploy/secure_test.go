@@ -252,6 +252,43 @@ func TestSecureInstallation(t *testing.T) {
 		checkRedisRefusals(t, ctx, redisSrv.URL(), certs.ca, pw, campaign)
 	}
 
+	// Redis restarts (another server run): the services wait and the
+	// reflector reconciles Redis with the streams, each with its own
+	// users' permissions (INFO, the journal, the queued requests).
+	if !redisSrv.Embedded() {
+		var reflector *proc.Process
+		for _, p := range procs {
+			if p.Name == "reflector" {
+				reflector = p
+			}
+		}
+		before := strings.Count(reflector.Tail(100000), "Redis reconciled with the streams")
+		if err := redisSrv.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := redisSrv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if redisACL {
+			setRedisUsers(t, redisSrv.URL(), certs.ca, pw) // ACL SETUSER is not in the append-only file
+		}
+		deadline := time.Now().Add(time.Minute)
+		for strings.Count(reflector.Tail(100000), "Redis reconciled with the streams") == before {
+			if time.Now().After(deadline) {
+				t.Fatalf("the reflector did not reconcile Redis after its restart:\n%s", reflector.Tail(20))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if out, err := crucible("client", 3*time.Minute, "submit", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "12", "--wait"); err != nil || !strings.Contains(out, "completed") {
+			t.Errorf("a campaign after Redis restarted: %v\n%s", err, out)
+		}
+		for _, p := range procs {
+			if strings.Contains(strings.ToLower(p.Tail(100000)), "permissions violation") {
+				t.Errorf("%s met a permissions violation:\n%s", p.Name, p.Tail(15))
+			}
+		}
+	}
+
 	// No service met a refusal of its own work (a best-effort write that
 	// fails only logs).
 	for _, p := range procs {
