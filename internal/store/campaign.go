@@ -107,6 +107,9 @@ type State struct {
 	EAboveHullN               int
 	Unique                    int
 	Created                   time.Time
+	// Finished is when the campaign last finished (zero while it runs,
+	// and again once an extension reopens it).
+	Finished time.Time
 	// SpaceGroups counts the valid proposed candidates evaluated in each
 	// space group (by ITA number); StableSpaceGroups the novel stable ones
 	// (MADE's N_stable) among them.
@@ -143,6 +146,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	st.EAboveHullN = st.Int("ehull_n")
 	st.EAboveHullSum, _ = strconv.ParseFloat(m["ehull_sum"], 64)
 	st.Created, _ = time.Parse(time.RFC3339Nano, m["created"])
+	st.Finished, _ = time.Parse(time.RFC3339Nano, m["finished"])
 	st.SpaceGroups, st.StableSpaceGroups = map[int]int{}, map[int]int{}
 	for k, v := range m {
 		counts, number := st.SpaceGroups, ""
@@ -196,6 +200,16 @@ func (s *Store) RecordDiscovery(ctx context.Context, campaign, id string) error 
 func (s *Store) RecordJudgeRejection(ctx context.Context, campaign, id string) error {
 	if err := s.rdb.SAdd(ctx, s.judgeRejectedKey(campaign), id).Err(); err != nil {
 		return fmt.Errorf("store: record the judge's rejection %s of %s: %w", id, campaign, err)
+	}
+	return nil
+}
+
+// MarkFinished records when the campaign finished, once: a repeated
+// finish (a redelivery, the reflector and the proposer both) keeps the
+// first time, so a finished campaign's wall time stops growing.
+func (s *Store) MarkFinished(ctx context.Context, campaign string, at time.Time) error {
+	if err := s.rdb.HSetNX(ctx, s.stateKey(campaign), "finished", at.UTC().Format(time.RFC3339Nano)).Err(); err != nil {
+		return fmt.Errorf("store: finish %s: %w", campaign, err)
 	}
 	return nil
 }

@@ -77,6 +77,7 @@ elseif action == 'extend' then
       hset(st, 'status', 'running')
       hset(st, 'consecutive_empty', 0)
       hset(st, 'exhausted_reason', false)
+      hset(st, 'finished', false)
     end
   end
 else

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -68,5 +69,35 @@ func TestApplyControlOnce(t *testing.T) {
 	}
 	if ids, _ := s.Campaigns(ctx); len(ids) != 0 {
 		t.Errorf("index after the delete: %v", ids)
+	}
+}
+
+// TestFinishedTime: a campaign's finish time is recorded once (a repeated
+// finish keeps the first), and an extension that reopens a completed
+// campaign clears it, so its wall time runs again until it finishes.
+func TestFinishedTime(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "fin", 10, 2, 1)
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	first := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, at := range []time.Time{first, first.Add(time.Hour)} {
+		if err := s.MarkFinished(ctx, "fin", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := s.State(ctx, "fin"); err != nil || !st.Finished.Equal(first) {
+		t.Fatalf("finished %v %v, want %v", st.Finished, err, first)
+	}
+	if err := s.rdb.HSet(ctx, s.stateKey("fin"), "status", "completed").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.ApplyControl(ctx, &messages.Control{Campaign: "fin", ID: "e1", Action: "extend", Budget: 20}, 4); err != nil || r.Status != "running" {
+		t.Fatalf("extend: %+v %v", r, err)
+	}
+	if st, err := s.State(ctx, "fin"); err != nil || !st.Finished.IsZero() {
+		t.Fatalf("after the extension: finished %v %v, want none", st.Finished, err)
 	}
 }

@@ -72,6 +72,9 @@ func (c *Control) Start(ctx context.Context, spec *messages.CampaignSpec, prefix
 // reflector (budget spent) and the proposer (generator exhausted) may call
 // it; the message id makes the event unique.
 func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error {
+	if err := c.Store.MarkFinished(ctx, spec.ID, time.Now()); err != nil {
+		return err
+	}
 	sum, st, err := c.Summary(ctx, spec)
 	if err != nil {
 		return err
@@ -169,7 +172,11 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 		sum.State = messages.StateCompleted
 	}
 	if !st.Created.IsZero() {
-		sum.WallSeconds = time.Since(st.Created).Seconds()
+		end := time.Now()
+		if !st.Finished.IsZero() {
+			end = st.Finished // a finished campaign's time stops
+		}
+		sum.WallSeconds = end.Sub(st.Created).Seconds()
 	}
 	n := st.Counters
 	sum.Generated = n.Proposed + n.Rejected
