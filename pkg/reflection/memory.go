@@ -343,10 +343,25 @@ func (r *reflection) familyQueries(f string) int {
 // chemical system: this campaign's compositions of the stoichiometry, the
 // productive and the capped ones, and the lessons merged into it.
 func (r *reflection) familyText(f string, earlier []string) string {
+	var b strings.Builder
+	b.WriteString(f + " compositions:")
+	if r.tally(&b, func(c *comp) bool { return c.family == f }, func(x string) bool { return familyOf(x) == f }) {
+		b.WriteString(" Keep the " + f + " stoichiometry and substitute the elements of the productive ones.")
+	}
+	return withEarlier(&b, earlier)
+}
+
+// tally writes what the summaries of a group of compositions share (the
+// group: the compositions in accepts, and the formulas inFormula accepts
+// among those the campaign never queried):
+// the campaign's compositions, queries, hits and stable candidates in it,
+// its productive compositions and its capped ones, queried or not. It
+// reports whether one was productive.
+func (r *reflection) tally(b *strings.Builder, in func(*comp) bool, inFormula func(string) bool) bool {
 	var productive, capped []string
 	n, q, hits, stable := 0, 0, 0, 0
 	for _, c := range r.comps {
-		if c.family != f {
+		if !in(c) {
 			continue
 		}
 		n++
@@ -361,15 +376,13 @@ func (r *reflection) familyText(f string, earlier []string) string {
 		}
 	}
 	for formula := range r.capped {
-		if r.byF[formula] == nil && familyOf(formula) == f {
+		if r.byF[formula] == nil && inFormula(formula) {
 			capped = append(capped, formula)
 		}
 	}
 	sort.Strings(capped)
-	var b strings.Builder
-	b.WriteString(f + " compositions:")
 	if n > 0 {
-		fmt.Fprintf(&b, " %s, %s, %s, %d stable in campaign %s.", plural(n, "composition"), plural(q, "query"), plural(hits, "hit"), stable, r.in.Campaign)
+		fmt.Fprintf(b, " %s, %s, %s, %d stable in campaign %s.", plural(n, "composition"), plural(q, "query"), plural(hits, "hit"), stable, r.in.Campaign)
 	}
 	if len(productive) > 0 {
 		b.WriteString(" Productive (hits/stable/queries): " + list(productive, 4) + ".")
@@ -377,9 +390,12 @@ func (r *reflection) familyText(f string, earlier []string) string {
 	if len(capped) > 0 {
 		b.WriteString(" Unproductive, capped: " + list(capped, 6) + ".")
 	}
-	if len(productive) > 0 {
-		b.WriteString(" Keep the " + f + " stoichiometry and substitute the elements of the productive ones.")
-	}
+	return len(productive) > 0
+}
+
+// withEarlier ends a lesson's text with what the earlier lessons merged
+// into it said that it does not, and clips it.
+func withEarlier(b *strings.Builder, earlier []string) string {
 	if e := novel(strings.Join(earlier, " "), b.String()); e != "" {
 		b.WriteString(earlierMarker + e)
 	}
@@ -557,53 +573,16 @@ func clip(s string) string {
 // it (productive, capped, others), the lessons merged into it, and whether
 // it is avoided.
 func (r *reflection) systemText(s string, earlier []string) string {
-	var productive, capped []string
-	n, q, hits, stable := 0, 0, 0, 0
-	seen := map[string]bool{}
-	for _, c := range r.comps {
-		if c.system != s {
-			continue
-		}
-		seen[c.Formula] = true
-		n++
-		q += c.Queries
-		hits += c.Hits
-		stable += c.Stable
-		switch {
-		case c.Hits > 0:
-			productive = append(productive, fmt.Sprintf("%s (%d/%d/%d)", c.Formula, c.Hits, c.Stable, c.Queries))
-		case r.capped[c.Formula]:
-			capped = append(capped, c.Formula)
-		}
-	}
-	for f := range r.capped {
-		if !seen[f] && systemOf(f) == s {
-			capped = append(capped, f)
-			seen[f] = true
-		}
-	}
-	sort.Strings(capped)
 	var b strings.Builder
 	b.WriteString(s + ":")
-	if n > 0 {
-		fmt.Fprintf(&b, " %s, %s, %s, %d stable in campaign %s.", plural(n, "composition"), plural(q, "query"), plural(hits, "hit"), stable, r.in.Campaign)
-	}
-	if len(productive) > 0 {
-		b.WriteString(" Productive (hits/stable/queries): " + list(productive, 4) + ".")
-	}
-	if len(capped) > 0 {
-		b.WriteString(" Unproductive, capped: " + list(capped, 6) + ".")
-	}
+	productive := r.tally(&b, func(c *comp) bool { return c.system == s }, func(x string) bool { return systemOf(x) == s })
 	switch {
 	case r.isAvoided(s):
 		b.WriteString(" Avoided.")
-	case len(productive) > 0:
+	case productive:
 		b.WriteString(" Vary the productive stoichiometries; skip the capped ones.")
 	}
-	if e := novel(strings.Join(earlier, " "), b.String()); e != "" {
-		b.WriteString(earlierMarker + e)
-	}
-	return clip(b.String())
+	return withEarlier(&b, earlier)
 }
 
 // systemOutcome is productive when a composition of the system has a hit
