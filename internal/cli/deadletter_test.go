@@ -11,6 +11,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/internal/testsrv/testbus"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -19,24 +20,11 @@ import (
 // re-publishes them once their cause has gone, after which the list is
 // empty and the consumer has handled each once.
 func TestDeadLetterCommand(t *testing.T) {
-	natsURL, _ := testsrv.NATS(t)
 	redisURL, _ := testsrv.Redis(t)
 	ns := testsrv.Namespace()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, err := bus.Connect(ctx, bus.Options{URL: natsURL, Name: t.Name(), Namespace: ns, MemoryStorage: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureStreams(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = b.DeleteStreams(ctx)
-		b.Close()
-	})
+	b, natsURL := testbus.Open(t, ctx, ns)
 	var broken atomic.Bool
 	var handled atomic.Int32
 	broken.Store(true)
@@ -65,7 +53,10 @@ func TestDeadLetterCommand(t *testing.T) {
 		out, _, err := runCLI(t, "", append(append([]string{"deadletter"}, args...), flags...)...)
 		return out, err
 	}
-	var out string
+	var (
+		out string
+		err error
+	)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if out, err = run("list"); err != nil {
 			t.Fatal(err)

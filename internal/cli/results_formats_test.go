@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/crystaltest"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/internal/testsrv/testbus"
 	"github.com/crucible-sci/crucible/pkg/crystal"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -24,24 +24,11 @@ import (
 // reach the servers and the discovered structures by candidate id.
 func resultsCampaign(t *testing.T) ([]string, map[string]*crystal.Structure, *crystal.Structure) {
 	t.Helper()
-	natsURL, _ := testsrv.NATS(t)
 	redisURL, _ := testsrv.Redis(t)
 	ns := testsrv.Namespace()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := bus.Connect(ctx, bus.Options{URL: natsURL, Name: t.Name(), Namespace: ns, MemoryStorage: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureStreams(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = b.DeleteStreams(ctx)
-		b.Close()
-	})
+	b, natsURL := testbus.Open(t, ctx, ns)
 	st, err := store.Open(ctx, store.Options{URL: redisURL, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)

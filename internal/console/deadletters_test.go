@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/console"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/internal/testsrv/testbus"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
@@ -24,24 +24,11 @@ import (
 // refuses a truncated dead letter, and re-publishes the body of the one
 // selected to its subject, after which it is no longer listed.
 func TestDeadLetterAPI(t *testing.T) {
-	natsURL, _ := testsrv.NATS(t)
 	redisURL, _ := testsrv.Redis(t)
 	ns := testsrv.Namespace()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, err := bus.Connect(ctx, bus.Options{URL: natsURL, Name: t.Name(), Namespace: ns, MemoryStorage: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.EnsureStreams(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = b.DeleteStreams(ctx)
-		b.Close()
-	})
+	b, _ := testbus.Open(t, ctx, ns)
 	st, err := store.Open(ctx, store.Options{URL: redisURL, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
