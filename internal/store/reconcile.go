@@ -71,14 +71,19 @@ func (s *Store) DetectRestartsBy(run func(ctx context.Context) (string, error)) 
 
 // RunID returns the Redis server's run id, "" when it does not tell (an
 // embedded server, Redis Cluster, or a user not allowed INFO).
-func (s *Store) RunID(ctx context.Context) (string, error) {
+func (s *Store) RunID(ctx context.Context) (string, error) { return s.runOf(ctx, s.rdb) }
+
+// runOf is RunID asked through c (the client, or a new connection).
+func (s *Store) runOf(ctx context.Context, c interface {
+	Info(context.Context, ...string) *redis.StringCmd
+}) (string, error) {
 	if f := s.gate.runID.Load(); f != nil {
 		return (*f)(ctx)
 	}
 	if s.isCluster() {
 		return "", nil
 	}
-	info, err := s.rdb.Info(ctx, "server").Result()
+	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
 		msg := strings.ToLower(err.Error())
 		if strings.Contains(msg, "not supported") || strings.Contains(msg, "noperm") || strings.Contains(msg, "unknown command") {
@@ -138,6 +143,15 @@ func (s *Store) Reconciling(ctx context.Context) (run string, due bool, err erro
 	if err != nil || run == "" {
 		return "", false, err
 	}
+	// The mark is read first: the reflector asks twice a second, and a
+	// state marked for this run (nearly always) needs nothing more.
+	marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result()
+	switch {
+	case err == nil:
+		return run, marked != run, nil
+	case !errors.Is(err, redis.Nil):
+		return "", false, fmt.Errorf("store: is the state reconciled: %w", err)
+	}
 	set, err := s.rdb.SetNX(ctx, s.reconciledKey(), run, 0).Result()
 	if err != nil {
 		return "", false, fmt.Errorf("store: mark the state reconciled: %w", err)
@@ -146,11 +160,7 @@ func (s *Store) Reconciling(ctx context.Context) (run string, due bool, err erro
 		s.markStale()
 		return run, false, nil
 	}
-	marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return "", false, fmt.Errorf("store: is the state reconciled: %w", err)
-	}
-	return run, marked != run, nil
+	return s.Reconciling(ctx) // marked meanwhile by another replica
 }
 
 // LockReconcile takes the reconciliation lock for ttl (one reflector
@@ -279,24 +289,8 @@ func (s *Store) newClient(fenced bool) redis.UniversalClient {
 // reconciled for another run; nil when it is reconciled, never marked,
 // or tells no run (nothing can be told then; Ready reports errors).
 func (s *Store) fence(ctx context.Context, cn *redis.Conn) error {
-	var run string
-	if f := s.gate.runID.Load(); f != nil {
-		r, err := (*f)(ctx)
-		if err != nil {
-			return nil
-		}
-		run = r
-	} else {
-		if s.isCluster() {
-			return nil
-		}
-		info, err := cn.Info(ctx, "server").Result()
-		if err != nil {
-			return nil
-		}
-		run = runIDOf(info)
-	}
-	if run == "" {
+	run, err := s.runOf(ctx, cn)
+	if err != nil || run == "" {
 		return nil
 	}
 	marked, err := cn.Get(ctx, s.reconciledKey()).Result()

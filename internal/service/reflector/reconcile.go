@@ -55,6 +55,16 @@ type Reconciled struct {
 	Refused int
 }
 
+// add adds a campaign's counts (not Campaigns or Recreated).
+func (t *Reconciled) add(r Reconciled) {
+	t.Controls += r.Controls
+	t.Reservations += r.Reservations
+	t.Proposals += r.Proposals
+	t.Evaluations += r.Evaluations
+	t.Verdicts += r.Verdicts
+	t.Refused += r.Refused
+}
+
 var metricReconciled = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "crucible", Subsystem: "reflector", Name: "reconciled_total",
 	Help: "What reconciling Redis with the streams re-applied, by kind.",
@@ -171,12 +181,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 			return total, fmt.Errorf("reconcile %s: %w", id, err)
 		}
 		total.Campaigns++
-		total.Controls += r.Controls
-		total.Reservations += r.Reservations
-		total.Proposals += r.Proposals
-		total.Evaluations += r.Evaluations
-		total.Verdicts += r.Verdicts
-		total.Refused += r.Refused
+		total.add(r)
 	}
 	for kind, n := range map[string]int{"campaign": total.Recreated, "control": total.Controls, "reservation": total.Reservations, "proposal": total.Proposals,
 		"evaluation": total.Evaluations, "verdict": total.Verdicts, "refused": total.Refused} {
