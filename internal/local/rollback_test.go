@@ -3,7 +3,6 @@ package local_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -246,11 +245,7 @@ func TestRedisRollback(t *testing.T) {
 			if lost == 0 {
 				t.Log("nothing was recorded between the snapshot and the restart: the test did not roll anything back")
 			}
-			fmt.Fprintf(testWriter{t}, "rollback: %d evaluations lost by Redis and re-applied; %d evaluated, %d discoveries\n", lost, state.Counters.Evaluated, len(res.Discoveries))
+			t.Logf("rollback: %d evaluations lost by Redis and re-applied; %d evaluated, %d discoveries", lost, state.Counters.Evaluated, len(res.Discoveries))
 		})
 	}
 }
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
