@@ -132,6 +132,15 @@ func (c *Client) WatchProgress(ctx context.Context, campaign string, every time.
 			fn(read())
 			return
 		case <-t.C:
+			// A read can take seconds while Redis is down; a stop that
+			// came meanwhile goes first (select picks at random among
+			// ready cases, and the ticker is always ready by then).
+			select {
+			case <-stop:
+				fn(read())
+				return
+			default:
+			}
 			fn(read())
 		}
 	}
