@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/proc"
@@ -74,6 +76,9 @@ func chaosProfile(t *testing.T) profile {
 // every guarantee with Verify.
 func TestChaos(t *testing.T) {
 	pr := chaosProfile(t)
+	// The test's own clients retry through the outages it causes: their
+	// connection errors are expected, not news.
+	store.RouteLogs(zap.NewNop())
 	data := testbed.DataDir(t)
 	dir := t.TempDir()
 	bin := testsrv.Binaries(t, dir, "proposer", "evaluator", "reflector", "judge")
@@ -270,6 +275,7 @@ func TestChaos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep.Start = start
 	t.Logf("campaign settled in %.1f s; %s", elapsed.Seconds(), stats)
 	var letters []messages.DeadLetter
 	if _, err := ReadSubject(ctx, b, messages.StreamDeadLetter, messages.SubjectDeadLetter+".>", func(data []byte) error {

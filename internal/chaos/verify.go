@@ -11,10 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -41,9 +43,11 @@ type Report struct {
 	// Orphans are acknowledged messages a crashed NATS server left in a
 	// work queue (see checkDelivered).
 	Orphans int
-	// DeadLetters are the namespace's dead letters, as "stream/consumer:
-	// reason".
-	DeadLetters []string
+	// DeadLetters are the namespace's dead letters.
+	DeadLetters []messages.DeadLetter
+	// Start, when set, is when the run began: String gives the dead
+	// letters' times as seconds since then, as the controller's log does.
+	Start time.Time
 	// Violations are the broken guarantees, one sentence each.
 	Violations []string
 }
@@ -60,13 +64,57 @@ func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "campaign %s: %s, budget %d, proposed %d, evaluated %d (+%d seeds; %d relaxed), %d evaluation messages, %d discoveries, %d rejections, %d dead letters, %d orphaned work-queue messages",
 		r.Campaign, r.State, r.Budget, r.Proposed, r.Evaluated, r.Seeds, r.Relaxed, r.StreamEvaluations, r.Discoveries, r.Rejections, len(r.DeadLetters), r.Orphans)
-	for _, d := range r.DeadLetters {
-		fmt.Fprintf(&b, "\n  dead letter: %s", d)
-	}
+	// The violations go first: a long list of dead letters must not
+	// push them out of a truncated log.
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "\n  VIOLATION: %s", v)
 	}
+	for _, g := range groupLetters(r.DeadLetters) {
+		fmt.Fprintf(&b, "\n  %4d dead letters %s, %s to %s, e.g. %s", g.n, g.kind, r.when(g.first), r.when(g.last), g.example)
+	}
 	return b.String()
+}
+
+// when is t as the log gives times.
+func (r *Report) when(t time.Time) string {
+	if r.Start.IsZero() {
+		return t.Format("15:04:05.0")
+	}
+	return fmt.Sprintf("%.1fs", t.Sub(r.Start).Seconds())
+}
+
+// letterGroup is the dead letters of one kind: the same stream, consumer
+// and reason once its numbers are left out.
+type letterGroup struct {
+	kind, example string
+	n             int
+	first, last   time.Time
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// groupLetters groups dead letters by kind, most frequent first.
+func groupLetters(letters []messages.DeadLetter) []*letterGroup {
+	byKind := map[string]*letterGroup{}
+	var groups []*letterGroup
+	for _, d := range letters {
+		kind := fmt.Sprintf("%s/%s: %s", d.Stream, d.Consumer, digits.ReplaceAllString(d.Reason, "#"))
+		g := byKind[kind]
+		if g == nil {
+			g = &letterGroup{kind: kind, example: d.Reason, first: d.At, last: d.At}
+			byKind[kind] = g
+			groups = append(groups, g)
+		}
+		g.n++
+		if d.At.Before(g.first) {
+			g.first = d.At
+		}
+		if d.At.After(g.last) {
+			g.last = d.At
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].n > groups[j].n })
+	return groups
 }
 
 // maxListed bounds the ids quoted in one violation.
@@ -625,7 +673,7 @@ func checkDelivered(ctx context.Context, b *bus.Bus, r *Report, done func(subjec
 		if strings.TrimSpace(d.Reason) == "" {
 			r.violate("dead letter of %s/%s #%d without a reason", d.Stream, d.Consumer, d.Sequence)
 		}
-		r.DeadLetters = append(r.DeadLetters, fmt.Sprintf("%s/%s: %s", d.Stream, d.Consumer, d.Reason))
+		r.DeadLetters = append(r.DeadLetters, d)
 		return nil
 	})
 	return err

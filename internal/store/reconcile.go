@@ -287,15 +287,25 @@ func (s *Store) newClient(fenced bool) redis.UniversalClient {
 
 // fence returns ErrNotReconciled when the server cn reaches has a state
 // reconciled for another run; nil when it is reconciled, never marked,
-// or tells no run (nothing can be told then; Ready reports errors).
+// or tells no run (nothing can be told then). When the server cannot
+// answer — a restarted Redis still loading its files answers INFO but
+// not GET — the connection is refused too: it would otherwise stay in
+// the pool, unfenced, and reach the state once loaded, before the
+// reflector has reconciled it.
 func (s *Store) fence(ctx context.Context, cn *redis.Conn) error {
 	run, err := s.runOf(ctx, cn)
-	if err != nil || run == "" {
+	if err != nil {
+		return fmt.Errorf("store: is the state reconciled: %w", err)
+	}
+	if run == "" {
 		return nil
 	}
 	marked, err := cn.Get(ctx, s.reconciledKey()).Result()
-	if err != nil || marked == run {
+	switch {
+	case errors.Is(err, redis.Nil), err == nil && marked == run:
 		return nil
+	case err != nil:
+		return fmt.Errorf("store: is the state reconciled: %w", err)
 	}
 	return ErrNotReconciled
 }
