@@ -193,24 +193,30 @@ func budgetMessage(err error) string {
 
 // reserve counts each request against the campaign's call budget.
 func (g *Generator) reserve(spec *messages.CampaignSpec) func(context.Context) error {
-	return reserveCall(g.store, spec)
+	return reserveCall(g.store, spec, false)
 }
 
 // release gives back the call of a request that never reached the
 // endpoint.
 func (g *Generator) release(spec *messages.CampaignSpec) func(context.Context) {
-	return releaseCall(g.store, spec)
+	return releaseCall(g.store, spec, false)
 }
 
 // reserveCall counts each request against the campaign's call budget
 // (max_llm_calls) and checks its token budget (max_llm_tokens), both
-// shared by every kind of exchange; nil without a store.
-func reserveCall(s *store.Store, spec *messages.CampaignSpec) func(context.Context) error {
+// shared by every kind of exchange; a debate's request (debates) is
+// counted in the debates' account, which the judge may write. nil without
+// a store.
+func reserveCall(s *store.Store, spec *messages.CampaignSpec, debates bool) func(context.Context) error {
 	if s == nil {
 		return nil
 	}
+	reserve := s.ReserveLLMCall
+	if debates {
+		reserve = s.ReserveDebateCall
+	}
 	return func(ctx context.Context) error {
-		r, err := s.ReserveLLMCall(ctx, spec.ID, spec.Generator.MaxLLMCalls, spec.Generator.MaxLLMTokens)
+		r, err := reserve(ctx, spec.ID, spec.Generator.MaxLLMCalls, spec.Generator.MaxLLMTokens)
 		if err != nil {
 			return err
 		}
@@ -218,20 +224,25 @@ func reserveCall(s *store.Store, spec *messages.CampaignSpec) func(context.Conte
 		case store.BudgetCalls:
 			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM calls (max_llm_calls) are spent", r.MaxCalls)}
 		case store.BudgetTokens:
-			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM tokens (max_llm_tokens) are spent: %d used by its proposals, reflections and memory edits", r.MaxTokens, r.Used)}
+			return &Error{Kind: KindBudget, Message: fmt.Sprintf("the campaign's %d LLM tokens (max_llm_tokens) are spent: %d used by its proposals, reflections, memory edits and debates", r.MaxTokens, r.Used)}
 		}
 		return nil
 	}
 }
 
 // releaseCall gives back the call of a request that never reached the
-// endpoint; nil without a store.
-func releaseCall(s *store.Store, spec *messages.CampaignSpec) func(context.Context) {
+// endpoint, in the account reserveCall counted it in; nil without a
+// store.
+func releaseCall(s *store.Store, spec *messages.CampaignSpec, debates bool) func(context.Context) {
 	if s == nil {
 		return nil
 	}
+	release := s.ReleaseLLMCall
+	if debates {
+		release = s.ReleaseDebateCall
+	}
 	return func(ctx context.Context) {
-		_ = s.ReleaseLLMCall(ctx, spec.ID) // at worst the call stays counted
+		_ = release(ctx, spec.ID) // at worst the call stays counted
 	}
 }
 

@@ -371,7 +371,7 @@ func (r *Reflector) exchange(ctx context.Context, spec *messages.CampaignSpec, e
 		return "", rec, errors.New(rec.Error)
 	}
 	comp, err := r.client.Complete(ctx, Request{Model: model, Temperature: temp, System: system, User: user,
-		Schema: schema, SchemaName: name, Reserve: reserveCall(r.store, spec), Release: releaseCall(r.store, spec)})
+		Schema: schema, SchemaName: name, Reserve: reserveCall(r.store, spec, false), Release: releaseCall(r.store, spec, false)})
 	if comp != nil {
 		rec.Format, rec.Requests, rec.LatencySeconds = comp.Format, comp.Requests, comp.Latency.Seconds()
 	}

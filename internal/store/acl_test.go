@@ -150,6 +150,13 @@ func TestACLCoversServiceWrites(t *testing.T) {
 			fail(err)
 			_, err = s.SaveTranscript(ctx, c, pub[0].ID, []byte(`{}`), 1)
 			fail(err)
+			// An LLM debate's requests and tokens, in the debates' account.
+			res, err := s.ReserveDebateCall(ctx, c, 10, 1000)
+			if err != nil || !res.OK() {
+				t.Fatalf("reserve a debate call: %+v %v", res, err)
+			}
+			fail(s.ReleaseDebateCall(ctx, c))
+			fail(s.AddDebateUsage(ctx, c, 1, 10, 10))
 		}},
 		{"proposer", func() { fail(s.MarkExhausted(ctx, c, "no candidates")) }},
 	}

@@ -130,6 +130,7 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	hash := pipe.HGetAll(ctx, s.stateKey(campaign))
 	discoveries := pipe.SCard(ctx, s.discoveriesKey(campaign))
 	judgeRejected := pipe.SCard(ctx, s.judgeRejectedKey(campaign))
+	debates := pipe.HMGet(ctx, s.debateUsageKey(campaign), "llm_requests", "llm_calls", "prompt_tokens", "completion_tokens")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("store: state of %s: %w", campaign, err)
 	}
@@ -172,6 +173,15 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	c.Discoveries, c.JudgeRejected, c.LLMCalls = int(discoveries.Val()), int(judgeRejected.Val()), st.Int("llm_calls")
 	c.PromptTokens, c.CompletionTokens = st.Int("prompt_tokens"), st.Int("completion_tokens")
 	c.LLMRequests = st.Int("llm_requests")
+	// The judge's debates count in an account of their own.
+	d := make([]int, 4)
+	for i, v := range debates.Val() {
+		d[i], _ = strconv.Atoi(fmt.Sprint(v))
+	}
+	c.LLMRequests += d[0]
+	c.LLMCalls += d[1]
+	c.PromptTokens += d[2]
+	c.CompletionTokens += d[3]
 	return st, nil
 }
 

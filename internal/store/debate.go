@@ -36,6 +36,11 @@ func (s *Store) transcriptKey(c, id string) string {
 }
 func (s *Store) transcriptListKey(c string) string { return s.ck(c, "debate", "transcripts") }
 
+// debateUsageKey is the debates' LLM account: their requests, answered
+// calls and tokens (ReserveDebateCall, AddDebateUsage), which State adds
+// to the campaign's.
+func (s *Store) debateUsageKey(c string) string { return s.ck(c, "debate", "usage") }
+
 // scriptClaimDebate: KEYS the claims set, the rules set, the transcript;
 // ARGV the candidate id, the campaign's debate budget. A hit is decided
 // once: done if its transcript exists, rules if it was judged by rules

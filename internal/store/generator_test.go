@@ -149,3 +149,52 @@ func TestReserveLLMCallExtended(t *testing.T) {
 		t.Fatalf("state: %+v %v", st, err)
 	}
 }
+
+// TestDebateAccount: the judge's debates count their requests and tokens
+// in an account of their own (the judge may not write the campaign's
+// state), under the same budgets as the campaign's other exchanges, and
+// State reports both accounts together.
+func TestDebateAccount(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	sp := spec(t, "debates", 4, 2, 1)
+	if _, err := s.CreateCampaign(ctx, sp, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if r, err := s.ReserveLLMCall(ctx, "debates", 4, 100); err != nil || !r.OK() {
+			t.Fatalf("proposal call %d: %+v %v", i, r, err)
+		}
+	}
+	if err := s.AddLLMUsage(ctx, "debates", 2, 30, 10); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.ReserveDebateCall(ctx, "debates", 4, 100); err != nil || !r.OK() || r.Used != 40 {
+		t.Fatalf("debate call: %+v %v, want allowed with 40 tokens used", r, err)
+	}
+	if err := s.AddDebateUsage(ctx, "debates", 1, 50, 10); err != nil {
+		t.Fatal(err)
+	}
+	// 100 tokens: the debate's spent the budget for everyone.
+	if r, err := s.ReserveLLMCall(ctx, "debates", 4, 100); err != nil || r.Spent != BudgetTokens || r.Used != 100 {
+		t.Fatalf("proposal call after the debate: %+v %v, want the token budget spent at 100", r, err)
+	}
+	if r, err := s.ReserveDebateCall(ctx, "debates", 4, 0); err != nil || !r.OK() {
+		t.Fatalf("debate call without a token budget: %+v %v", r, err)
+	}
+	// 4 requests in all: the call budget is spent for both accounts.
+	if r, err := s.ReserveLLMCall(ctx, "debates", 4, 0); err != nil || r.Spent != BudgetCalls || r.Used != 4 {
+		t.Fatalf("fifth call of four: %+v %v", r, err)
+	}
+	if err := s.ReleaseDebateCall(ctx, "debates"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.State(ctx, "debates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.Counters
+	if c.LLMRequests != 3 || c.LLMCalls != 3 || c.PromptTokens != 80 || c.CompletionTokens != 20 {
+		t.Fatalf("counters %d requests, %d calls, %d+%d tokens; want 3, 3, 80+20", c.LLMRequests, c.LLMCalls, c.PromptTokens, c.CompletionTokens)
+	}
+}
