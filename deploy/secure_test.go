@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,10 +16,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/crucible-sci/crucible/internal/llm/llmtest"
 	"github.com/crucible-sci/crucible/internal/proc"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/internal/testbed"
 	"github.com/crucible-sci/crucible/internal/testsrv"
+	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
 // natsUsers are the users of k8s/base/nats/auth.conf.
@@ -108,6 +111,10 @@ func TestSecureInstallation(t *testing.T) {
 		t.Log("no redis-server here: skipping the Redis ACL users (miniredis cannot enforce them)")
 	}
 
+	// A fake OpenAI-compatible model for the LLM campaign: proposals,
+	// reflections, memory edits and debates.
+	model := llmtest.New(t, llmtest.Agents(11))
+
 	bin := testsrv.Binaries(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -147,6 +154,8 @@ func TestSecureInstallation(t *testing.T) {
 			// A campaign of forgeAsServices must be paused before it
 			// completes: a cost per candidate keeps it running seconds.
 			e = append(e, "CRUCIBLE_ORACLE_DELAY=100ms")
+		} else {
+			e = append(e, "CRUCIBLE_LLM_URL="+model.URL)
 		}
 		p := &proc.Process{Name: svc, Path: filepath.Join(bin, svc), Env: e, Log: filepath.Join(dir, svc+".log")}
 		if err := p.Start(); err != nil {
@@ -177,6 +186,8 @@ func TestSecureInstallation(t *testing.T) {
 	if out, err := crucible("client", time.Minute, "results", campaign, "--format", "csv"); err != nil || !strings.Contains(out, campaign) {
 		t.Errorf("crucible results as client: %v\n%s", err, out)
 	}
+
+	checkLLMCampaign(t, crucible)
 
 	// Each service user forges work within its permissions, against a
 	// second campaign while it runs and the first after it completed.
@@ -315,4 +326,66 @@ func TestSecureInstallation(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkLLMCampaign runs a campaign whose proposals, reflections and
+// debates are a model's, as the client user: each service's LLM exchanges
+// reach the prompt audit, and their requests and tokens the campaign's
+// accounting, within the service's own NATS and Redis permissions (the
+// judge keeps its debates' account; it may not write the campaign state).
+func checkLLMCampaign(t *testing.T, crucible func(user string, timeout time.Duration, args ...string) (string, error)) {
+	t.Helper()
+	out, err := crucible("client", 3*time.Minute, "submit", "--task", "Stable Wide-Bandgap Semiconductors", "--budget", "8", "--episodes", "2",
+		"--seed", "11", "--generator", "llm", "--reflector", "llm", "--debate", "llm", "--model", "fake", "--wait")
+	if err != nil || !strings.Contains(out, "completed") {
+		t.Fatalf("an LLM campaign as client: %v\n%s", err, out)
+	}
+	campaign := strings.Fields(out)[0]
+	// The judge may still be debating the last hits: read until the audit
+	// and the accounting agree, for at most half a minute.
+	var (
+		kinds   map[string]int
+		tokens  int
+		summary messages.Summary
+	)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		out, err := crucible("client", time.Minute, "prompts", campaign, "--json")
+		if err != nil {
+			t.Fatalf("crucible prompts as client: %v\n%s", err, out)
+		}
+		kinds, tokens = map[string]int{}, 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var p messages.Prompt
+			if err := json.Unmarshal([]byte(line), &p); err != nil {
+				t.Fatalf("prompt record %q: %v", line, err)
+			}
+			if p.Outcome != messages.PromptAnswered {
+				t.Errorf("%s exchange %s: %s %s", p.Kind, p.Candidate, p.Outcome, p.Error)
+			}
+			kinds[p.Kind]++
+			tokens += p.PromptTokens + p.CompletionTokens
+		}
+		out, err = crucible("client", time.Minute, "status", campaign, "--json")
+		if err != nil {
+			t.Fatalf("crucible status as client: %v\n%s", err, out)
+		}
+		if err := json.Unmarshal([]byte(out), &summary); err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		c := summary.Counters
+		calls := kinds[messages.PromptPropose] + kinds[messages.PromptReflect] + kinds[messages.PromptMemory] + kinds[messages.PromptDebate]
+		if c.PromptTokens+c.CompletionTokens == tokens && c.LLMCalls == calls {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the campaign counts %d calls and %d tokens; its prompt audit holds %v with %d tokens", c.LLMCalls, c.PromptTokens+c.CompletionTokens, kinds, tokens)
+			break
+		}
+	}
+	for _, k := range []string{messages.PromptPropose, messages.PromptReflect, messages.PromptDebate} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s exchange in the prompt audit of %s (%v)", k, campaign, kinds)
+		}
+	}
+	t.Logf("LLM campaign %s: exchanges %v, %d tokens", campaign, kinds, tokens)
 }

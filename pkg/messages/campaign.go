@@ -45,13 +45,14 @@ type GeneratorSpec struct {
 	// (LLEMA samples at 0.8).
 	Temperature float64 `json:"temperature,omitempty"`
 	// MaxLLMCalls bounds the LLM requests of the campaign, retries
-	// included, of every kind (proposals, and reflections with reflector
-	// llm): answers without a usable candidate cost calls, not
-	// evaluations, so this is what ends a campaign whose model cannot
-	// produce valid structures. Default DefaultLLMCallsPerSlot × ⌈budget /
-	// batch size⌉ with generator llm, plus DefaultLLMCallsPerReflection per
-	// episode with reflector llm; when spent the campaign ends as
-	// exhausted.
+	// included, of every kind (proposals, reflections with reflector llm,
+	// debates with debate llm): answers without a usable candidate cost
+	// calls, not evaluations, so this is what ends a campaign whose model
+	// cannot produce valid structures. Default DefaultLLMCallsPerSlot ×
+	// ⌈budget / batch size⌉ with generator llm, plus
+	// DefaultLLMCallsPerReflection per episode with reflector llm, plus
+	// DefaultLLMCallsPerDebate per debate (judge.max_debates) with debate
+	// llm; when spent the campaign ends as exhausted.
 	MaxLLMCalls int `json:"max_llm_calls,omitempty"`
 	// MaxLLMTokens bounds the tokens (prompt and completion) of the
 	// campaign's LLM exchanges of every kind; 0, the default, sets no
@@ -277,8 +278,10 @@ func (c *CampaignSpec) ApplyDefaults() {
 	setDefault(&c.Islands, DefaultIslands)
 	setDefault(&c.Episodes, DefaultEpisodes)
 	setDefault(&c.BatchSize, DefaultBatchSize)
-	if c.Generator.MaxLLMCalls == 0 && c.Budget > 0 {
-		// One budget for every kind of exchange: proposals and reflections.
+	// One budget for every kind of exchange, by default the sum of each
+	// kind's share: proposals, reflections and debates.
+	defaultCalls := c.Generator.MaxLLMCalls == 0
+	if defaultCalls && c.Budget > 0 {
 		if c.Generator.Kind == GeneratorLLM {
 			c.Generator.MaxLLMCalls = DefaultLLMCallsPerSlot * ((c.Budget + c.BatchSize - 1) / c.BatchSize)
 		}
@@ -293,8 +296,10 @@ func (c *CampaignSpec) ApplyDefaults() {
 		c.Judge.MaxDebates = c.Budget
 	}
 	setDefault(&c.Judge.MaxRounds, DefaultDebateRounds)
-	if c.Judge.Debate == DebateLLM && c.Generator.MaxLLMCalls == 0 {
-		c.Generator.MaxLLMCalls = DefaultLLMCallsPerDebate * c.Judge.MaxDebates
+	if c.Judge.Debate == DebateLLM && defaultCalls {
+		// Debates share the budget: without their own share they would
+		// spend the proposals' and end the campaign early.
+		c.Generator.MaxLLMCalls += DefaultLLMCallsPerDebate * c.Judge.MaxDebates
 	}
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)

@@ -215,6 +215,27 @@ func TestLLMCallBudgetDefault(t *testing.T) {
 	if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "max_llm_calls") {
 		t.Fatalf("negative budget: %v", err)
 	}
+	// Every kind of exchange gets its share: proposals, reflections and
+	// debates (alone, or with the others).
+	for _, k := range []struct {
+		generator, reflector string
+		want                 int
+	}{
+		{GeneratorLLM, ReflectorLLM, DefaultLLMCallsPerSlot*4 + DefaultLLMCallsPerReflection*2 + DefaultLLMCallsPerDebate*8},
+		{GeneratorEvolve, ReflectorRules, DefaultLLMCallsPerDebate * 8},
+	} {
+		c = &CampaignSpec{ID: "llm-2", Task: tk, Budget: 8, Episodes: 2, Generator: GeneratorSpec{Kind: k.generator},
+			Reflector: ReflectorSpec{Mode: k.reflector}, Judge: JudgeSpec{Debate: DebateLLM}}
+		c.ApplyDefaults()
+		if c.Generator.MaxLLMCalls != k.want {
+			t.Errorf("%s, %s, debate llm: default max_llm_calls %d, want %d", k.generator, k.reflector, c.Generator.MaxLLMCalls, k.want)
+		}
+		before := c.Generator.MaxLLMCalls
+		c.ApplyDefaults()
+		if c.Generator.MaxLLMCalls != before {
+			t.Errorf("defaults applied twice: max_llm_calls %d, then %d", before, c.Generator.MaxLLMCalls)
+		}
+	}
 }
 
 func TestEvaluationJudgeHeader(t *testing.T) {
