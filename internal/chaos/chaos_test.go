@@ -187,7 +187,7 @@ func TestChaos(t *testing.T) {
 		dumpLogs()
 		t.Fatalf("submit after %v: %v", time.Since(start).Round(time.Second), err)
 	}
-	t.Logf("submitted in %v", time.Since(start).Round(10*time.Millisecond))
+	t.Logf("submitted in %v (the run's clock starts at %s)", time.Since(start).Round(10*time.Millisecond), start.Format("15:04:05.000"))
 
 	progress := func() (float64, bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -28,6 +28,7 @@ type Poisoner struct {
 	mu     sync.Mutex
 	sent   map[string]int       // body → dead letters expected
 	sentAt map[string]time.Time // body → when its publication was acknowledged
+	sentAs map[string]string    // body → its message id and subject
 	n      int
 }
 
@@ -52,10 +53,11 @@ func (p *Poisoner) Run(ctx context.Context) {
 		}
 		p.mu.Lock()
 		if p.sent == nil {
-			p.sent, p.sentAt = map[string]int{}, map[string]time.Time{}
+			p.sent, p.sentAt, p.sentAs = map[string]int{}, map[string]time.Time{}, map[string]string{}
 		}
 		p.sent[string(data)] += letters
 		p.sentAt[string(data)] = time.Now()
+		p.sentAs[string(data)] = id + " on " + subject
 		p.mu.Unlock()
 	}
 }
@@ -131,18 +133,22 @@ func (p *Poisoner) Check(letters []messages.DeadLetter, natsKilled []time.Time) 
 		}
 		violations = append(violations, fmt.Sprintf("a message that was not poison was dead-lettered: %s/%s %s: %s", l.Stream, l.Consumer, l.Subject, l.Reason))
 	}
-	missing := 0
+	var missing []string
 	for body, want := range p.sent {
 		switch n := got[body]; {
 		case n == want:
 		case n == 0 && nearKill(p.sentAt[body], natsKilled):
 			lost++
 		default:
-			missing++
+			missing = append(missing, fmt.Sprintf("%s sent at %s: %d of %d dead letters", p.sentAs[body], p.sentAt[body].Format("15:04:05.000"), n, want))
 		}
 	}
-	if missing > 0 {
-		violations = append(violations, fmt.Sprintf("%d of %d poison messages lack their dead letters", missing, len(p.sent)))
+	if len(missing) > 0 {
+		kills := make([]string, len(natsKilled))
+		for i, k := range natsKilled {
+			kills[i] = k.Format("15:04:05.000")
+		}
+		violations = append(violations, fmt.Sprintf("%d of %d poison messages lack their dead letters (NATS killed at %v): %s", len(missing), len(p.sent), kills, list(missing)))
 	}
 	return found, lost, violations
 }

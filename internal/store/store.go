@@ -155,6 +155,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection.
 func (s *Store) Close() error { return s.rdb.Close() }
 
+// AddHook instruments the store's commands (tracing; tests that play a
+// race between two services at a chosen command).
+func (s *Store) AddHook(h redis.Hook) { s.rdb.AddHook(h) }
+
 // Prefix is what every key of the store starts with ("crucible:" or
 // "crucible:<namespace>:").
 func (s *Store) Prefix() string { return s.prefix }

@@ -24,6 +24,7 @@ import (
 type harness struct {
 	t         *testing.T
 	natsURL   string
+	redisURL  string
 	namespace string
 	admin     *bus.Bus
 	store     *store.Store
@@ -45,13 +46,23 @@ func newHarness(t *testing.T) *harness {
 		defer cancel()
 		_ = h.admin.DeleteStreams(ctx)
 	})
-	s, err := store.Open(ctx, store.Options{URL: redisURL, Namespace: h.namespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	h.store = s
+	h.redisURL = redisURL
+	h.store = h.connectStore()
 	return h
+}
+
+// connectStore opens a store of the test's namespace on a connection of
+// its own (another service's).
+func (h *harness) connectStore() *store.Store {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := store.Open(ctx, store.Options{URL: h.redisURL, Namespace: h.namespace})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // connect opens a connection of its own: a replica killed with it loses

@@ -39,22 +39,34 @@ func (s *Service) verify(ctx context.Context, d *bus.Delivery, spec *messages.Ca
 		return false, bus.Permanent(fmt.Errorf("%w: evaluation %s of campaign %s names candidate %s of campaign %s",
 			store.ErrForged, ev.ID, ev.Campaign, ev.Candidate.ID, ev.Candidate.Campaign))
 	}
-	digest, recorded, err := s.store.EvaluationDigest(ctx, ev.Campaign, ev.ID)
-	if err != nil {
-		return false, err
-	}
-	if recorded {
+	checkRecorded := func() (bool, error) {
+		digest, recorded, err := s.store.EvaluationDigest(ctx, ev.Campaign, ev.ID)
+		if err != nil || !recorded {
+			return false, err
+		}
 		// An evaluation recorded before digests were kept has none.
 		if digest != "" && digest != messages.DigestBytes(d.Data) {
 			return false, bus.Permanent(fmt.Errorf("%w: evaluation %s differs from the evaluation of the candidate the reflector recorded", store.ErrForged, ev.ID))
 		}
 		return true, nil
 	}
+	if recorded, err := checkRecorded(); recorded || err != nil {
+		return recorded, err
+	}
 	_, err = s.store.VerifyCandidate(ctx, &ev.Candidate)
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, store.ErrForged), errors.Is(err, store.ErrClosed):
+	case errors.Is(err, store.ErrClosed):
+		// The reflector may have recorded the evaluation, and completed
+		// the campaign with it, since it was looked for: the record
+		// comes before the completion, so it is there now if the
+		// evaluation was the campaign's.
+		if recorded, rerr := checkRecorded(); recorded || rerr != nil {
+			return recorded, rerr
+		}
+		return false, bus.Permanent(err)
+	case errors.Is(err, store.ErrForged):
 		return false, bus.Permanent(err)
 	case errors.Is(err, store.ErrNotFound):
 		return false, fmt.Errorf("evaluation %s: %w", ev.ID, s.specs.Missing(ev.Campaign, err))
