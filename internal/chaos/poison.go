@@ -1,9 +1,14 @@
 package chaos
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +34,7 @@ type Poisoner struct {
 	sent   map[string]int       // body → dead letters expected
 	sentAt map[string]time.Time // body → when its publication was acknowledged
 	sentAs map[string]string    // body → its message id and subject
+	sentID map[string]string    // body → its message id
 	n      int
 }
 
@@ -53,8 +59,9 @@ func (p *Poisoner) Run(ctx context.Context) {
 		}
 		p.mu.Lock()
 		if p.sent == nil {
-			p.sent, p.sentAt, p.sentAs = map[string]int{}, map[string]time.Time{}, map[string]string{}
+			p.sent, p.sentAt, p.sentAs, p.sentID = map[string]int{}, map[string]time.Time{}, map[string]string{}, map[string]string{}
 		}
+		p.sentID[string(data)] = id
 		p.sent[string(data)] += letters
 		p.sentAt[string(data)] = time.Now()
 		p.sentAs[string(data)] = id + " on " + subject
@@ -117,11 +124,15 @@ const NATSLossWindow = 2 * time.Second
 // Check compares the dead letters with the poison sent: every poison
 // message must have its dead letters, and no other message may have been
 // dead-lettered (a real message of the campaign lost). A poison message
-// without dead letters that was published just before a SIGKILL of the
-// NATS server (natsKilled, within NATSLossWindow) may have been lost with
-// the server, and is counted in lost instead. It returns the number of
+// published just before a SIGKILL of the NATS server (natsKilled, within
+// NATSLossWindow) may have been lost with the server; so may a dead
+// letter a service published just before it (lettered: when the services
+// logged each message id dead-lettered, read from their logs — a message
+// may wait long for its dead letter, behind a killed service's ack wait
+// or a Redis being reconciled). A poison message missing dead letters for
+// either reason is counted in lost instead. It returns the number of
 // poison messages' dead letters found and the violations.
-func (p *Poisoner) Check(letters []messages.DeadLetter, natsKilled []time.Time) (found, lost int, violations []string) {
+func (p *Poisoner) Check(letters []messages.DeadLetter, natsKilled []time.Time, lettered map[string][]time.Time) (found, lost int, violations []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	got := map[string]int{}
@@ -139,8 +150,15 @@ func (p *Poisoner) Check(letters []messages.DeadLetter, natsKilled []time.Time) 
 		case n == want:
 		case n == 0 && nearKill(p.sentAt[body], natsKilled):
 			lost++
+		case n < want && slices.ContainsFunc(lettered[p.sentID[body]], func(at time.Time) bool { return nearKill(at, natsKilled) }):
+			lost++
 		default:
-			missing = append(missing, fmt.Sprintf("%s sent at %s: %d of %d dead letters", p.sentAs[body], p.sentAt[body].Format("15:04:05.000"), n, want))
+			var at []string
+			for _, t := range lettered[p.sentID[body]] {
+				at = append(at, t.Format("15:04:05.000"))
+			}
+			missing = append(missing, fmt.Sprintf("%s sent at %s: %d of %d dead letters (logged as dead-lettered at %v)",
+				p.sentAs[body], p.sentAt[body].Format("15:04:05.000"), n, want, at))
 		}
 	}
 	if len(missing) > 0 {
@@ -162,4 +180,40 @@ func nearKill(t time.Time, kills []time.Time) bool {
 		}
 	}
 	return false
+}
+
+// DeadLetteredAt reads the services' logs (zap's JSON lines) for when
+// each message id was dead-lettered: the "message dead-lettered" lines
+// with their msg_id and ts.
+func DeadLetteredAt(logs []string) (map[string][]time.Time, error) {
+	out := map[string][]time.Time{}
+	for _, path := range logs {
+		f, err := os.Open(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+		for sc.Scan() {
+			var l struct {
+				Msg   string  `json:"msg"`
+				MsgID string  `json:"msg_id"`
+				TS    float64 `json:"ts"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != "message dead-lettered" || l.MsgID == "" {
+				continue
+			}
+			sec, frac := math.Modf(l.TS)
+			out[l.MsgID] = append(out[l.MsgID], time.Unix(int64(sec), int64(frac*1e9)))
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return out, nil
 }
