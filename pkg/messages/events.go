@@ -387,9 +387,15 @@ type DeadLetter struct {
 	At        time.Time `json:"at"`
 }
 
-// MsgID is deterministic per original message.
+// MsgID is deterministic per original message — its stream, consumer
+// and sequence, and a digest of its body — so that a message dead-lettered
+// again after a redelivery has one dead letter. The body is part of it
+// because a sequence can name two messages: a NATS server killed before
+// it wrote its last messages to disk gives their sequence numbers again
+// to new ones, whose dead letters must not be dropped as duplicates of
+// the lost ones'.
 func (d *DeadLetter) MsgID() string {
-	return "deadletter/" + d.Stream + "/" + d.Consumer + "/" + strconv.FormatUint(d.Sequence, 10)
+	return "deadletter/" + d.Stream + "/" + d.Consumer + "/" + strconv.FormatUint(d.Sequence, 10) + "/" + DigestBytes(d.Data)[:16]
 }
 
 // Validate names the bad field.

@@ -287,3 +287,23 @@ func TestEvaluationSpaceGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadLetterMsgID: a message dead-lettered twice (redelivered) has one
+// message id; another message at the same sequence — a NATS server that
+// lost its last messages in a crash numbers new ones again — has its own.
+func TestDeadLetterMsgID(t *testing.T) {
+	a := &DeadLetter{Stream: "EVALUATIONS", Consumer: "judge", Sequence: 999, Data: []byte(`{"id":"a"}`)}
+	again := *a
+	again.Deliveries = 3
+	b := *a
+	b.Data = []byte(`{"id":"b"}`)
+	if a.MsgID() != again.MsgID() {
+		t.Errorf("one message, two ids: %s, %s", a.MsgID(), again.MsgID())
+	}
+	if a.MsgID() == b.MsgID() {
+		t.Errorf("two messages at sequence 999, one id %s", a.MsgID())
+	}
+	if !strings.HasPrefix(a.MsgID(), "deadletter/EVALUATIONS/judge/999/") {
+		t.Errorf("id %s", a.MsgID())
+	}
+}
