@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/crucible-sci/crucible/internal/bus"
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/store"
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
@@ -84,21 +84,21 @@ func (r *Report) when(t time.Time) string {
 }
 
 // letterGroup is the dead letters of one kind: the same stream, consumer
-// and reason once its numbers are left out.
+// and reason class (client.DeadLetterEntry.ReasonClass, what "crucible
+// deadletter list" counts by).
 type letterGroup struct {
 	kind, example string
 	n             int
 	first, last   time.Time
 }
 
-var digits = regexp.MustCompile(`[0-9]+`)
-
 // groupLetters groups dead letters by kind, most frequent first.
 func groupLetters(letters []messages.DeadLetter) []*letterGroup {
 	byKind := map[string]*letterGroup{}
 	var groups []*letterGroup
 	for _, d := range letters {
-		kind := fmt.Sprintf("%s/%s: %s", d.Stream, d.Consumer, digits.ReplaceAllString(d.Reason, "#"))
+		e := client.DeadLetterEntry{Campaign: messages.CampaignOfSubject(d.Subject), DeadLetter: d}
+		kind := fmt.Sprintf("%s/%s: %s", d.Stream, d.Consumer, e.ReasonClass())
 		g := byKind[kind]
 		if g == nil {
 			g = &letterGroup{kind: kind, example: d.Reason, first: d.At, last: d.At}
@@ -594,17 +594,27 @@ func Verify(ctx context.Context, b *bus.Bus, s *store.Store, spec *messages.Camp
 // and are counted in Report.Orphans, not as violations; so are messages
 // left behind after they were dead-lettered.
 func checkDelivered(ctx context.Context, b *bus.Bus, r *Report, done func(subject string, data []byte) bool) error {
-	// A message dead-lettered was handled too: its dead letter carries its
-	// body (whole, for any message of this size).
-	lettered := map[string]bool{}
 	if _, err := ReadSubject(ctx, b, messages.StreamDeadLetter, messages.SubjectDeadLetter+".>", func(data []byte) error {
 		var d messages.DeadLetter
-		if messages.Decode(data, &d) == nil && !d.Truncated {
-			lettered[string(d.Data)] = true
+		if err := messages.Decode(data, &d); err != nil {
+			r.violate("undecodable dead letter: %v", err)
+			return nil
 		}
+		if strings.TrimSpace(d.Reason) == "" {
+			r.violate("dead letter of %s/%s #%d without a reason", d.Stream, d.Consumer, d.Sequence)
+		}
+		r.DeadLetters = append(r.DeadLetters, d)
 		return nil
 	}); err != nil {
 		return err
+	}
+	// A message dead-lettered was handled too: its dead letter carries its
+	// body (whole, for any message of this size).
+	lettered := map[string]bool{}
+	for _, d := range r.DeadLetters {
+		if !d.Truncated {
+			lettered[string(d.Data)] = true
+		}
 	}
 	for _, cs := range messages.Consumers {
 		cons, err := b.JS.Consumer(ctx, b.Stream(cs.Stream), cs.Name)
@@ -664,19 +674,7 @@ func checkDelivered(ctx context.Context, b *bus.Bus, r *Report, done func(subjec
 			r.violate("work queue %s holds %d messages whose work was never done (%s)", name, len(undone), list(undone))
 		}
 	}
-	_, err := ReadSubject(ctx, b, messages.StreamDeadLetter, messages.SubjectDeadLetter+".>", func(data []byte) error {
-		var d messages.DeadLetter
-		if err := messages.Decode(data, &d); err != nil {
-			r.violate("undecodable dead letter: %v", err)
-			return nil
-		}
-		if strings.TrimSpace(d.Reason) == "" {
-			r.violate("dead letter of %s/%s #%d without a reason", d.Stream, d.Consumer, d.Sequence)
-		}
-		r.DeadLetters = append(r.DeadLetters, d)
-		return nil
-	})
-	return err
+	return nil
 }
 
 // outcome is what the counters take from an evaluation.
@@ -755,11 +753,5 @@ func sameSet(a, b map[string]bool) bool {
 // subject (which may end in a wildcard), in stream order, and returns how
 // many there were.
 func ReadSubject(ctx context.Context, b *bus.Bus, stream, subject string, fn func(data []byte) error) (int, error) {
-	return ReadSubjectMsgs(ctx, b, stream, subject, func(_ string, data []byte) error { return fn(data) })
-}
-
-// ReadSubjectMsgs is ReadSubject with each message's subject (outside the
-// namespace).
-func ReadSubjectMsgs(ctx context.Context, b *bus.Bus, stream, subject string, fn func(subject string, data []byte) error) (int, error) {
-	return b.ReadSubject(ctx, stream, subject, fn)
+	return b.ReadSubject(ctx, stream, subject, func(_ string, data []byte) error { return fn(data) })
 }

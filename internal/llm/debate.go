@@ -141,16 +141,11 @@ func (a *debateAgent) Argue(ctx context.Context, t debate.Turn) (messages.RolePo
 func (a *debateAgent) exchange(ctx context.Context, role string, round int, msgs []openai.ChatCompletionMessage, tools []openai.Tool) (*ChatReply, debate.Exchange, error) {
 	reply, err := a.c.Chat(ctx, ChatRequest{Model: a.model, Temperature: debateTemperature, Messages: msgs, Tools: tools,
 		Reserve: reserveCall(a.s, a.spec, true), Release: releaseCall(a.s, a.spec, true)})
-	if reply != nil && a.s != nil && (reply.PromptTokens > 0 || reply.CompletionTokens > 0 || err == nil) {
-		// The exchange's tokens count toward the campaign's max_llm_tokens
-		// like its proposals' and reflections'.
-		calls := 0
-		if err == nil {
-			calls = 1
-		}
-		if uerr := a.s.AddDebateUsage(ctx, a.spec.ID, calls, reply.PromptTokens, reply.CompletionTokens); uerr != nil && err == nil {
-			err = uerr
-		}
+	if err == nil && a.s != nil {
+		// An answered exchange's tokens (Chat has them only then) count
+		// toward the campaign's max_llm_tokens like its proposals' and
+		// reflections'.
+		err = a.s.AddDebateUsage(ctx, a.spec.ID, 1, reply.PromptTokens, reply.CompletionTokens)
 	}
 	last := msgs[len(msgs)-1]
 	ex := debate.Exchange{Role: role, Round: round, Model: a.model, Prompt: clip(string(last.Role)+": "+last.Content, maxExchangeText)}

@@ -95,16 +95,7 @@ func TestInterruptResume(t *testing.T) {
 	if res.Summary.State != messages.StateCompleted || res.Summary.Evaluated != spec.Budget || res.Summary.Proposed != spec.Budget {
 		t.Fatalf("resumed: %s, %d evaluated, %d proposed; want completed, %d", res.Summary.State, res.Summary.Evaluated, res.Summary.Proposed, spec.Budget)
 	}
-	seen := map[string]bool{}
-	for _, ev := range res.Evaluations {
-		if seen[ev.ID] {
-			t.Errorf("%s evaluated twice", ev.ID)
-		}
-		seen[ev.ID] = true
-	}
-	if len(seen) != spec.Budget {
-		t.Errorf("%d distinct evaluations, want %d", len(seen), spec.Budget)
-	}
+	evaluatedOnce(t, res, spec.Budget)
 	st2.Close()
 	if err := local.Finished(out); err != nil {
 		t.Fatal(err)
@@ -225,6 +216,13 @@ func TestInterruptAbort(t *testing.T) {
 	if res.Summary.State != messages.StateCompleted || res.Summary.Evaluated != spec.Budget {
 		t.Fatalf("resumed: %s, %d evaluated; want completed, %d", res.Summary.State, res.Summary.Evaluated, spec.Budget)
 	}
+	evaluatedOnce(t, res, spec.Budget)
+}
+
+// evaluatedOnce checks that a resumed run evaluated budget distinct
+// candidates, none twice.
+func evaluatedOnce(t *testing.T, res *local.Result, budget int) {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, ev := range res.Evaluations {
 		if seen[ev.ID] {
@@ -232,7 +230,7 @@ func TestInterruptAbort(t *testing.T) {
 		}
 		seen[ev.ID] = true
 	}
-	if len(seen) != spec.Budget {
-		t.Errorf("%d distinct evaluations, want %d", len(seen), spec.Budget)
+	if len(seen) != budget {
+		t.Errorf("%d distinct evaluations, want %d", len(seen), budget)
 	}
 }

@@ -176,7 +176,8 @@ func (s *Store) State(ctx context.Context, campaign string) (*State, error) {
 	// The judge's debates count in an account of their own.
 	d := make([]int, 4)
 	for i, v := range debates.Val() {
-		d[i], _ = strconv.Atoi(fmt.Sprint(v))
+		n, _ := v.(string) // nil: never counted
+		d[i], _ = strconv.Atoi(n)
 	}
 	c.LLMRequests += d[0]
 	c.LLMCalls += d[1]
