@@ -51,8 +51,8 @@ type GeneratorSpec struct {
 	// cannot produce valid structures. Default DefaultLLMCallsPerSlot ×
 	// ⌈budget / batch size⌉ with generator llm, plus
 	// DefaultLLMCallsPerReflection per episode with reflector llm, plus
-	// DefaultLLMCallsPerDebate per debate (judge.max_debates) with debate
-	// llm; when spent the campaign ends as exhausted.
+	// LLMCallsPerDebate(judge.max_rounds) per debate (judge.max_debates)
+	// with debate llm; when spent the campaign ends as exhausted.
 	MaxLLMCalls int `json:"max_llm_calls,omitempty"`
 	// MaxLLMTokens bounds the tokens (prompt and completion) of the
 	// campaign's LLM exchanges of every kind; 0, the default, sets no
@@ -103,11 +103,18 @@ const (
 	// thinking mode debates at most five rounds).
 	DefaultDebateRounds = 5
 	MaxDebateRounds     = 20
-	// DefaultLLMCallsPerDebate is the share of the default LLM call budget
-	// of each debate with debate llm: four roles over about two rounds, a
-	// tool turn each, and the judge.
-	DefaultLLMCallsPerDebate = 12
 )
+
+// LLMCallsPerDebate is the share of the default LLM call budget of each
+// debate with debate llm and a round limit of maxRounds: every role's
+// turn in every round, each with one tool turn before its position (as
+// a model that grounds each turn does), and the judge's ruling. A debate
+// that settles early spends less; one whose agents call tools several
+// times in a turn may find the budget spent, and its roles then argue by
+// their rules.
+func LLMCallsPerDebate(maxRounds int) int {
+	return len(DebateRoles)*maxRounds*2 + 1
+}
 
 // JudgeSpec chooses how the judge weighs a campaign's stable hits.
 type JudgeSpec struct {
@@ -299,7 +306,7 @@ func (c *CampaignSpec) ApplyDefaults() {
 	if c.Judge.Debate == DebateLLM && defaultCalls {
 		// Debates share the budget: without their own share they would
 		// spend the proposals' and end the campaign early.
-		c.Generator.MaxLLMCalls += DefaultLLMCallsPerDebate * c.Judge.MaxDebates
+		c.Generator.MaxLLMCalls += LLMCallsPerDebate(c.Judge.MaxRounds) * c.Judge.MaxDebates
 	}
 	setDefault(&c.TopK, DefaultTopK)
 	setDefault(&c.RulesPerPrompt, DefaultRulesPerPrompt)

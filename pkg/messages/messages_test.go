@@ -221,8 +221,8 @@ func TestLLMCallBudgetDefault(t *testing.T) {
 		generator, reflector string
 		want                 int
 	}{
-		{GeneratorLLM, ReflectorLLM, DefaultLLMCallsPerSlot*4 + DefaultLLMCallsPerReflection*2 + DefaultLLMCallsPerDebate*8},
-		{GeneratorEvolve, ReflectorRules, DefaultLLMCallsPerDebate * 8},
+		{GeneratorLLM, ReflectorLLM, DefaultLLMCallsPerSlot*4 + DefaultLLMCallsPerReflection*2 + LLMCallsPerDebate(DefaultDebateRounds)*8},
+		{GeneratorEvolve, ReflectorRules, LLMCallsPerDebate(DefaultDebateRounds) * 8},
 	} {
 		c = &CampaignSpec{ID: "llm-2", Task: tk, Budget: 8, Episodes: 2, Generator: GeneratorSpec{Kind: k.generator},
 			Reflector: ReflectorSpec{Mode: k.reflector}, Judge: JudgeSpec{Debate: DebateLLM}}
