@@ -1,13 +1,17 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,10 +55,11 @@ func (f *fakeControl) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-// installation starts a local stack (embedded servers, or the real ones
-// of CRUCIBLE_TEST_*) and serves the console over it with ctl and token;
-// submit submits a campaign of budget evaluations without waiting for it.
-func installation(t *testing.T, budget int, ctl console.Controller, token string) (cl *client.Client, consoleURL, campaign string, submit func()) {
+// stack starts a local stack (embedded servers, or the real ones of
+// CRUCIBLE_TEST_*) in its own namespace, its oracle taking delay more per
+// candidate; submit submits a campaign of budget evaluations without
+// waiting for it.
+func stack(t *testing.T, budget int, delay time.Duration) (st *local.Stack, namespace string, cl *client.Client, campaign string, submit func()) {
 	t.Helper()
 	dir := testbed.DataDir(t)
 	_, o, err := wire.Oracle(dir, 0)
@@ -67,13 +72,14 @@ func installation(t *testing.T, budget int, ctl console.Controller, token string
 	}
 	opts := local.Options{Oracle: o, Namespace: testsrv.Namespace(),
 		Proposer: func(s *store.Store) proposer.Config { return wire.Proposer(db, s, wire.ProposerOptions{}) }}
+	opts.Evaluator.Delay = delay
 	if n, r := testbed.NATSURL(), testbed.RedisURL(); n != "" && r != "" {
 		opts.NATSURL, opts.RedisURL, opts.MemoryStreams = n, r, true
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sctx, scancel := context.WithTimeout(ctx, time.Minute)
 	defer scancel()
-	st, err := local.Start(sctx, opts)
+	st, err = local.Start(sctx, opts)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -99,6 +105,16 @@ func installation(t *testing.T, budget int, ctl console.Controller, token string
 			t.Fatal(err)
 		}
 	}
+	return st, opts.Namespace, cl, campaign, submit
+}
+
+// installation is a stack with the console served in the test's process
+// with ctl and token.
+func installation(t *testing.T, budget int, ctl console.Controller, token string) (cl *client.Client, consoleURL, campaign string, submit func()) {
+	t.Helper()
+	_, _, cl, campaign, submit = stack(t, budget, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	srv := &console.Server{Client: cl, Control: ctl, Token: token}
 	addr := make(chan net.Addr, 1)
 	go func() {
@@ -114,21 +130,96 @@ func installation(t *testing.T, budget int, ctl console.Controller, token string
 	return cl, "http://" + a.String(), campaign, submit
 }
 
+// serve runs the crucible binary's console, "crucible serve", over the
+// stack as an operator would, with the control token in its environment,
+// and returns its address. Its output goes to the test's log when the
+// test fails.
+func serve(t *testing.T, st *local.Stack, namespace, token string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := testsrv.Binaries(t, dir, "crucible")
+	natsURL, redisURL := st.URLs()
+	cmd := exec.Command(filepath.Join(bin, "crucible"), "serve", "--addr", "127.0.0.1:0",
+		"--nats", natsURL, "--redis", redisURL, "--namespace", namespace, "--connect-timeout", "30s")
+	cmd.Env = append(os.Environ(), "CRUCIBLE_CONSOLE_TOKEN="+token)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	cmd.Stderr = &syncWriter{w: &logs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("crucible serve:\n%s", logs.String())
+		}
+	})
+	// "console on http://ADDR/ · …"
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if f := strings.Fields(sc.Text()); len(f) >= 3 && f[0] == "console" && f[1] == "on" {
+				line <- strings.TrimSuffix(f[2], "/")
+			}
+		}
+		close(line)
+	}()
+	select {
+	case u, ok := <-line:
+		if !ok {
+			t.Fatalf("crucible serve ended without serving:\n%s", logs.String())
+		}
+		return u
+	case <-time.After(time.Minute):
+		t.Fatalf("crucible serve did not say where it serves within a minute:\n%s", logs.String())
+	}
+	return ""
+}
+
+// syncWriter serialises the writes of a process's output copier with the
+// test's read.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
 // evaluatedOf reads "N/B" of a progress text.
 func evaluatedOf(s string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(s, "/", 2)[0]))
 	return n
 }
 
-// TestBrowser opens the console in headless Chromium as a person would:
-// the campaign appears and its progress advances, a discovery row opens
-// its structure view, the plots are drawn, and a cancel reaches the
-// controller. Screenshots go to CRUCIBLE_SCREENSHOTS (the test's folder
+// TestBrowser opens the console in headless Chromium as a person would,
+// served by "crucible serve" over a local stack: the campaign appears and
+// its progress advances, a discovery row opens its structure view, the
+// plots are drawn, a cancel cancels the campaign and a wrong token is
+// refused. Screenshots go to CRUCIBLE_SCREENSHOTS (the test's folder
 // otherwise), with a report of the campaign and its screenshot.
 func TestBrowser(t *testing.T) {
 	b := startBrowser(t)
-	ctl := &fakeControl{}
-	cl, url, id, submit := installation(t, 300, ctl, "s3cret")
+	// The oracle's 0.25 s a candidate keeps the campaign running (at least
+	// 75 s) until the cancel.
+	st, namespace, cl, id, submit := stack(t, 300, 250*time.Millisecond)
+	url := serve(t, st, namespace, "s3cret")
+	ctx := context.Background()
 
 	// The page is open before the campaign exists: it appears, and its
 	// progress advances, from the server's events alone.
@@ -157,24 +248,44 @@ func TestBrowser(t *testing.T) {
 	b.screenshot("console-campaign")
 
 	// Cancel: the token, then the button twice (it asks for confirmation).
+	// The campaign drains its work in flight and ends cancelled, and the
+	// page says so from the server's events.
+	status := func() string {
+		t.Helper()
+		sum, err := cl.Show(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.State
+	}
 	b.typeInto(b.find("#token"), "s3cret")
 	b.script(`document.getElementById('token').dispatchEvent(new Event('change'))`, nil)
 	b.clickCSS("#btn-cancel")
-	if len(ctl.Calls()) != 0 {
-		t.Fatalf("one click cancelled: %v", ctl.Calls())
+	if s := status(); s != messages.StateRunning {
+		t.Fatalf("one click: the campaign is %s, want still running", s)
 	}
 	b.clickCSS("#btn-cancel")
 	b.wait("the cancel to be done", 30*time.Second, func() bool { return strings.Contains(b.textCSS("#action-result"), "cancel: done") })
-	if calls := ctl.Calls(); len(calls) != 1 || calls[0] != "cancel "+id {
-		t.Errorf("controller calls %v, want [cancel %s]", calls, id)
+	b.wait("the page to show the campaign cancelled", 2*time.Minute, func() bool { return b.textCSS("#state") == messages.StateCancelled })
+	if s := status(); s != messages.StateCancelled {
+		t.Errorf("after the cancel the campaign is %s", s)
 	}
+	sum, err := cl.Show(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Counters.Evaluated >= 300 {
+		t.Errorf("cancelled after all %d evaluations: the cancel came too late to show anything", sum.Counters.Evaluated)
+	}
+	t.Logf("cancelled at %d of 300 evaluations", sum.Counters.Evaluated)
+	b.screenshot("console-cancelled")
 
-	// A wrong token is refused, and nothing reaches the controller.
+	// A wrong token is refused, and the campaign stays as it was.
 	b.typeInto(b.find("#token"), "wrong")
-	b.clickCSS("#btn-pause")
+	b.clickCSS("#btn-resume")
 	b.wait("the refusal", 30*time.Second, func() bool { return strings.Contains(b.textCSS("#action-result"), "wrong token") })
-	if calls := ctl.Calls(); len(calls) != 1 {
-		t.Errorf("a wrong token reached the controller: %v", calls)
+	if s := status(); s != messages.StateCancelled {
+		t.Errorf("a refused resume left the campaign %s", s)
 	}
 
 	// The report of the same campaign, opened as a file.

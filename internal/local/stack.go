@@ -248,6 +248,20 @@ func (s *Stack) Purge(ctx context.Context) error {
 	return errors.Join(s.Bus.DeleteStreams(ctx), s.Store.DeleteNamespace(ctx))
 }
 
+// URLs are the NATS and Redis servers the stack runs on: the real ones it
+// was given, or the embedded ones' listening addresses, for another
+// process (crucible serve, a service binary) to join the stack.
+func (s *Stack) URLs() (natsURL, redisURL string) {
+	natsURL, redisURL = s.opts.NATSURL, s.opts.RedisURL
+	if s.nats != nil {
+		natsURL = s.nats.URL()
+	}
+	if s.redis != nil {
+		redisURL = s.redis.URL()
+	}
+	return natsURL, redisURL
+}
+
 // Close stops every service (draining), then the connections and servers;
 // it may be called again.
 func (s *Stack) Close() { s.closed.Do(s.close) }
