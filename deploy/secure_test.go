@@ -147,14 +147,22 @@ func TestSecureInstallation(t *testing.T) {
 
 	// The services wait for the streams until the administrator creates
 	// them.
+	userLimits := filepath.Join(dir, "user-limits.json")
+	if err := os.WriteFile(userLimits, []byte(`{"client": {"max_budget": 150}, "*": {"max_budget": 10}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var procs []*proc.Process
 	for _, svc := range []string{"proposer", "evaluator", "reflector", "judge"} {
 		e := env(svc)
-		if svc == "evaluator" {
+		switch svc {
+		case "evaluator":
 			// A campaign of forgeAsServices must be paused before it
 			// completes: a cost per candidate keeps it running seconds.
 			e = append(e, "CRUCIBLE_ORACLE_DELAY=100ms")
-		} else {
+		case "proposer":
+			// The client user's own quota.
+			e = append(e, "CRUCIBLE_USER_LIMITS_FILE="+userLimits, "CRUCIBLE_LLM_URL="+model.URL)
+		default:
 			e = append(e, "CRUCIBLE_LLM_URL="+model.URL)
 		}
 		p := &proc.Process{Name: svc, Path: filepath.Join(bin, svc), Env: e, Log: filepath.Join(dir, svc+".log")}
@@ -185,6 +193,15 @@ func TestSecureInstallation(t *testing.T) {
 	campaign := strings.Fields(out)[0]
 	if out, err := crucible("client", time.Minute, "results", campaign, "--format", "csv"); err != nil || !strings.Contains(out, campaign) {
 		t.Errorf("crucible results as client: %v\n%s", err, out)
+	}
+	// The campaign is the client user's, as the server authenticated it,
+	// and that user's quota holds.
+	if out, err := crucible("client", time.Minute, "campaign", "show", campaign); err != nil || !strings.Contains(out, "submitted by client") {
+		t.Errorf("crucible campaign show as client: %v\n%s", err, out)
+	}
+	if out, err := crucible("client", time.Minute, "submit", "--task", task, "--budget", "151", "--wait"); err == nil ||
+		!strings.Contains(out, `budget 151 is more than the maximum of 150 per campaign for user client (proposer --user-limits, entry "client")`) {
+		t.Errorf("a submission over the client user's quota: %v\n%s", err, out)
 	}
 
 	checkLLMCampaign(t, crucible)
@@ -224,7 +241,10 @@ func TestSecureInstallation(t *testing.T) {
 			"pub $JS.API.CONSUMER.DELETE.CANDIDATES.evaluator", "pub $JS.API.CONSUMER.CREATE.CANDIDATES.x", "pub $JS.API.STREAM.DELETE.EVALUATIONS", "pub $JS.API.STREAM.PURGE.EVALUATIONS", "sub crucible.>",
 			// Replies to the services (the structures they pull) are on
 			// their own inbox prefixes.
-			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.>", "sub _INBOX_reflector.>", "sub >"},
+			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.>", "sub _INBOX_reflector.>", "sub >",
+			// It submits as itself only: not without a user (no quota),
+			// nor as another.
+			"pub crucible.campaigns.submit.x", "pub crucible.campaigns.submit.user.alice.x"},
 	}
 	for user, actions := range refused {
 		errs := make(chan error, 16)

@@ -30,8 +30,9 @@ func newSubmitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "submit [SPEC] [--task NAME] --budget N",
 		Short: "Submit a campaign to a running installation",
-		Long: `submit publishes a campaign on crucible.campaigns.submit.<id>, where the
-proposers pick it up. The campaign comes from a spec file (YAML or JSON: the
+		Long: `submit publishes a campaign on crucible.campaigns.submit.<id> (as a named
+NATS user, --nats-user U, on crucible.campaigns.submit.user.<U>.<id>, so that
+the proposers apply U's quotas), where the proposers pick it up. The campaign comes from a spec file (YAML or JSON: the
 fields of a campaign with its task inline), a built-in task (--task) or a
 task file (--task-file, LLEMA's CSV format or YAML), with flags overriding.
 It prints the campaign id; --wait follows it to the end (progress on

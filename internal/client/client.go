@@ -24,6 +24,10 @@ type Client struct {
 	// Provided are the properties plug-in model servers provide (the
 	// data directory's registry), which a task may constrain.
 	Provided []string
+	// Submitter is the NATS user the client logged in as (--nats-user):
+	// its submissions go out on that user's submit subject
+	// (messages.SubmitSubject), so the proposer applies its limits.
+	Submitter string
 }
 
 // ErrExists is wrapped by Submit's error for a campaign id the
@@ -51,7 +55,8 @@ func (c *Client) Submit(ctx context.Context, spec *messages.CampaignSpec) error 
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	return c.Bus.Publish(ctx, messages.Subject(messages.SubjectSubmit, spec.ID), spec)
+	spec.SubmittedBy = "" // the proposer's to say, from the subject
+	return c.Bus.Publish(ctx, messages.SubmitSubject(c.Submitter, spec.ID), spec)
 }
 
 // Follow reads the messages of a stream whose subject matches filter, from

@@ -46,5 +46,5 @@ func Connect(ctx context.Context, cfg app.Config, timeout time.Duration) (*Clien
 	if d, err := datadir.Dir(); err == nil {
 		provided, _ = wire.Provided(d)
 	}
-	return &Client{Bus: b, Store: s, Provided: provided}, func() { b.Close(); _ = s.Close() }, nil
+	return &Client{Bus: b, Store: s, Provided: provided, Submitter: cfg.NATS.User}, func() { b.Close(); _ = s.Close() }, nil
 }

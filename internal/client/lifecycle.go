@@ -28,12 +28,14 @@ var ErrRefused = errors.New("refused")
 
 // CampaignInfo is a campaign's line in List.
 type CampaignInfo struct {
-	ID       string            `json:"campaign"`
-	Task     string            `json:"task"`
-	State    string            `json:"state"`
-	Budget   int               `json:"budget"`
-	Created  time.Time         `json:"created"`
-	Counters messages.Counters `json:"counters"`
+	ID   string `json:"campaign"`
+	Task string `json:"task"`
+	// SubmittedBy is the NATS user that submitted it ("" without one).
+	SubmittedBy string            `json:"submitted_by,omitempty"`
+	State       string            `json:"state"`
+	Budget      int               `json:"budget"`
+	Created     time.Time         `json:"created"`
+	Counters    messages.Counters `json:"counters"`
 }
 
 // List returns the campaigns, oldest first, only those in one of states
@@ -59,7 +61,7 @@ func (c *Client) List(ctx context.Context, states ...string) ([]CampaignInfo, er
 		if budget == 0 {
 			budget = spec.Budget
 		}
-		out = append(out, CampaignInfo{ID: id, Task: spec.Task.Name, State: st.Status, Budget: budget, Created: st.Created, Counters: st.Counters})
+		out = append(out, CampaignInfo{ID: id, Task: spec.Task.Name, SubmittedBy: spec.SubmittedBy, State: st.Status, Budget: budget, Created: st.Created, Counters: st.Counters})
 	}
 	return out, nil
 }

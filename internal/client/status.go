@@ -42,9 +42,13 @@ func (c *Client) WriteCampaigns(ctx context.Context, w io.Writer, asJSON bool, s
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CAMPAIGN\tTASK\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES\tCREATED")
+	fmt.Fprintln(tw, "CAMPAIGN\tTASK\tBY\tSTATE\tEVALUATED\tHITS\tSTABLE\tDISCOVERIES\tCREATED")
 	for _, ci := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", ci.ID, ci.Task, ci.State, ci.Counters.Evaluated, ci.Budget,
+		by := ci.SubmittedBy
+		if by == "" {
+			by = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\n", ci.ID, ci.Task, by, ci.State, ci.Counters.Evaluated, ci.Budget,
 			ci.Counters.Hits, ci.Counters.StableHits, ci.Counters.Discoveries, ci.Created.Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()

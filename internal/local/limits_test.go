@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/local"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -65,5 +66,106 @@ func TestOperatorLimits(t *testing.T) {
 	third := &messages.CampaignSpec{ID: "third", Task: easyTask(), Budget: 10, Seed: 1}
 	if _, err := local.Run(ctx, st, third, local.RunOptions{}); err != nil {
 		t.Errorf("a campaign after the first finished: %v", err)
+	}
+}
+
+// TestUserLimits: a client user that submits as itself has its own quotas
+// (its entry, else "*"'s) on top of the installation's: a second campaign
+// of a user at its maximum is refused while another user's runs, a budget
+// over "*"'s maximum is refused naming the user and the entry, and a
+// submission without a user has none. The submitter is the subject's: a
+// submitted_by in the body is replaced.
+func TestUserLimits(t *testing.T) {
+	o, db := deps(t)
+	opts := local.Options{Oracle: o, Namespace: testsrv.Namespace()}
+	// 0.1 s a candidate: the first campaign runs seconds, while the
+	// others are submitted.
+	opts.Evaluator.Delay = 100 * time.Millisecond
+	opts.Proposer = func(s *store.Store) proposer.Config {
+		c := wire.Proposer(db, s, wire.ProposerOptions{})
+		c.Limits = proposer.Limits{Users: proposer.UserLimits{"alice": {MaxCampaigns: 1}, "*": {MaxBudget: 20}}}
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	st, err := local.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	as := func(user string) *client.Client { return &client.Client{Bus: st.Bus, Store: st.Store, Submitter: user} }
+	submit := func(user, id string, budget int, by string) {
+		t.Helper()
+		spec := &messages.CampaignSpec{ID: id, Task: easyTask(), Budget: budget, Seed: 1, SubmittedBy: by}
+		if err := as(user).Submit(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The proposer's answer: the campaign runs (its spec says by whom),
+	// or is rejected with a reason.
+	answer := func(id string) (state, why string) {
+		t.Helper()
+		for ctx.Err() == nil {
+			if s, err := st.Store.State(ctx, id); err == nil && s.Status != "" {
+				return s.Status, ""
+			}
+			sub, _ := st.Bus.ReadSubject(ctx, messages.StreamCampaigns, messages.Subject(messages.SubjectStatus, id), func(_ string, data []byte) error {
+				var s messages.Status
+				if messages.Decode(data, &s) == nil && s.State == messages.StateRejected {
+					state, why = s.State, s.Message
+				}
+				return nil
+			})
+			if sub > 0 && state != "" {
+				return state, why
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal(ctx.Err())
+		return "", ""
+	}
+	submittedBy := func(id string) string {
+		t.Helper()
+		spec, err := st.Store.Spec(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec.SubmittedBy
+	}
+
+	submit("alice", "alice-1", 40, "")
+	if s, why := answer("alice-1"); s != messages.StateRunning {
+		t.Fatalf("alice's first campaign (her entry sets no maximum budget): %s %s", s, why)
+	}
+	submit("alice", "alice-2", 10, "")
+	if s, why := answer("alice-2"); s != messages.StateRejected || !strings.Contains(why, `user alice has 1 campaigns running, its maximum (proposer --user-limits, entry "alice")`) {
+		t.Errorf("alice's second campaign while her first runs: %s %q", s, why)
+	}
+	submit("bob", "bob-big", 30, "")
+	if s, why := answer("bob-big"); s != messages.StateRejected || !strings.Contains(why, `budget 30 is more than the maximum of 20 per campaign for user bob (proposer --user-limits, entry "*")`) {
+		t.Errorf("bob's campaign over the budget of \"*\": %s %q", s, why)
+	}
+	submit("bob", "bob-1", 10, "")
+	if s, why := answer("bob-1"); s == messages.StateRejected {
+		t.Errorf("bob's campaign while alice's runs: rejected: %s", why)
+	}
+	submit("", "nobody", 40, "mallory")
+	if s, why := answer("nobody"); s == messages.StateRejected {
+		t.Errorf("a campaign without a user: rejected: %s", why)
+	}
+	for id, want := range map[string]string{"alice-1": "alice", "bob-1": "bob", "nobody": ""} {
+		if got := submittedBy(id); got != want {
+			t.Errorf("%s: submitted_by %q, want %q", id, got, want)
+		}
+	}
+	for _, id := range []string{"alice-1", "bob-1", "nobody"} {
+		if s, err := as("").WaitDone(ctx, id); err != nil || s.State != messages.StateCompleted {
+			t.Errorf("%s: %v %v", id, s, err)
+		}
+	}
+	// Her first finished, alice may run another.
+	submit("alice", "alice-3", 10, "")
+	if s, why := answer("alice-3"); s == messages.StateRejected {
+		t.Errorf("alice's campaign after her first finished: rejected: %s", why)
 	}
 }

@@ -29,7 +29,11 @@ func paretoFormulas(front []messages.ParetoPoint) string {
 
 // PrintSummary writes a campaign summary for people to read.
 func PrintSummary(w io.Writer, s *messages.Summary) {
-	fmt.Fprintf(w, "campaign %s (%s, generator %s): %s\n", s.Campaign, s.Task, s.Generator, s.State)
+	by := ""
+	if s.SubmittedBy != "" {
+		by = ", submitted by " + s.SubmittedBy
+	}
+	fmt.Fprintf(w, "campaign %s (%s, generator %s%s): %s\n", s.Campaign, s.Task, s.Generator, by, s.State)
 	fmt.Fprintf(w, "  generated %d (evaluated %d, rejected by the proposer %d) · discoveries %d · rejected by the judge %d\n",
 		s.Generated, s.Evaluated, s.Rejected, s.Discoveries, s.JudgeRejected)
 	fmt.Fprintf(w, "  of generated (LLEMA): hits %.1f%% · stable hits %.1f%% · memorisation %.1f%%\n",

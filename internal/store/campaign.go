@@ -58,6 +58,9 @@ func (s *Store) CreateCampaign(ctx context.Context, spec *messages.CampaignSpec,
 		"islands", spec.Islands, "seeds", seeds, "episode", 0, "ordered", b2s(spec.Ordered),
 		"created", time.Now().UTC().Format(time.RFC3339Nano),
 	}
+	if spec.SubmittedBy != "" {
+		args = append(args, "submitted_by", spec.SubmittedBy)
+	}
 	n, err := scriptCreate.Run(ctx, s.rdb, []string{s.stateKey(spec.ID), s.specKey(spec.ID)}, args...).Int()
 	if err != nil {
 		return false, fmt.Errorf("store: create campaign %s: %w", spec.ID, err)

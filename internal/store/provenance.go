@@ -216,23 +216,28 @@ func (s *Store) VerifyRequest(ctx context.Context, r *messages.GenerationRequest
 }
 
 // ActiveCampaigns counts the campaigns that accept work (running, or
-// finishing their generations in flight).
-func (s *Store) ActiveCampaigns(ctx context.Context) (int, error) {
+// finishing their generations in flight): all of them for submitter "",
+// else those the NATS user submitter submitted
+// (messages.CampaignSpec.SubmittedBy).
+func (s *Store) ActiveCampaigns(ctx context.Context, submitter string) (int, error) {
 	ids, err := s.Campaigns(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("store: campaigns: %w", err)
 	}
 	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, len(ids))
+	cmds := make([]*redis.SliceCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.HGet(ctx, s.stateKey(id), "status")
+		cmds[i] = pipe.HMGet(ctx, s.stateKey(id), "status", "submitted_by")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return 0, fmt.Errorf("store: campaign states: %w", err)
 	}
 	n := 0
 	for _, c := range cmds {
-		if st := c.Val(); st != "" && !closedStates[st] {
+		v := c.Val()
+		st, _ := v[0].(string)
+		by, _ := v[1].(string)
+		if st != "" && !closedStates[st] && (submitter == "" || by == submitter) {
 			n++
 		}
 	}

@@ -269,6 +269,12 @@ type CampaignSpec struct {
 	// by default it is derived from the task name.
 	MemoryContext string    `json:"memory_context,omitempty"`
 	SubmittedAt   time.Time `json:"submitted_at"`
+	// SubmittedBy is the NATS user that submitted the campaign, as the
+	// server authenticated it (SubmitSubject): the proposer sets it from
+	// the submission's subject, replacing what a submission says; "" for
+	// a submission without a user (an installation without users, the
+	// operator's admin user).
+	SubmittedBy string `json:"submitted_by,omitempty"`
 }
 
 // ApplyDefaults fills every zero field with its default.

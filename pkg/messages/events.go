@@ -188,7 +188,10 @@ type Summary struct {
 	Campaign  string `json:"campaign"`
 	Task      string `json:"task"`
 	Generator string `json:"generator"`
-	State     string `json:"state"`
+	// SubmittedBy is the NATS user that submitted the campaign
+	// (CampaignSpec.SubmittedBy); "" without one.
+	SubmittedBy string `json:"submitted_by,omitempty"`
+	State       string `json:"state"`
 	Counters
 	// Generated = Proposed + Rejected: every candidate a generator
 	// produced, published or not (LLEMA's denominator).

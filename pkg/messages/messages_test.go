@@ -307,3 +307,28 @@ func TestDeadLetterMsgID(t *testing.T) {
 		t.Errorf("id %s", a.MsgID())
 	}
 }
+
+func TestSubmitSubject(t *testing.T) {
+	for _, c := range []struct{ user, subject, submitter string }{
+		{"alice", "crucible.campaigns.submit.user.alice.c-1", "alice"},
+		{"", "crucible.campaigns.submit.c-1", ""},
+		// A name no subject token can carry submits without a user.
+		{"al.ice", "crucible.campaigns.submit.c-1", ""},
+		{"*", "crucible.campaigns.submit.c-1", ""},
+	} {
+		s := SubmitSubject(c.user, "c-1")
+		if s != c.subject {
+			t.Errorf("%q: subject %s, want %s", c.user, s, c.subject)
+		}
+		if got := SubmitterOfSubject(s); got != c.submitter {
+			t.Errorf("%s: submitter %q, want %q", s, got, c.submitter)
+		}
+		if got := CampaignOfSubject(s); got != "c-1" {
+			t.Errorf("%s: campaign %q", s, got)
+		}
+	}
+	// A campaign named "user" is no user.
+	if got := SubmitterOfSubject("crucible.campaigns.submit.user"); got != "" {
+		t.Errorf("campaign user: submitter %q", got)
+	}
+}

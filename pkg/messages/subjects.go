@@ -37,6 +37,41 @@ func CampaignOfSubject(subject string) string {
 	return subject[strings.LastIndexByte(subject, '.')+1:]
 }
 
+// SubmitSubject is the subject a campaign is submitted on: by a client
+// logged in as a named NATS user (submitter), with the user in the
+// subject, crucible.campaigns.submit.user.<submitter>.<campaign>, which
+// the server's permissions let only that user publish (so the proposer
+// knows who submitted and applies that user's limits); without one,
+// crucible.campaigns.submit.<campaign>. A submitter that is not a valid
+// subject token (ValidSubmitter) submits without one.
+func SubmitSubject(submitter, campaign string) string {
+	if !ValidSubmitter(submitter) {
+		return Subject(SubjectSubmit, campaign)
+	}
+	return SubjectSubmit + ".user." + submitter + "." + campaign
+}
+
+// SubmitterOfSubject is the user of a submission subject built by
+// SubmitSubject, or "" for a submission without one.
+func SubmitterOfSubject(subject string) string {
+	rest, ok := strings.CutPrefix(subject, SubjectSubmit+".user.")
+	if !ok {
+		return ""
+	}
+	user, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return ""
+	}
+	return user
+}
+
+// submitterPattern: a NATS user name that can stand in a subject token.
+var submitterPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidSubmitter reports whether a NATS user name can be carried by a
+// submission's subject: 1–64 letters, digits, '-' or '_'.
+func ValidSubmitter(user string) bool { return submitterPattern.MatchString(user) }
+
 // DeadLetterSubject is crucible.deadletter.<stream>.<campaign>; campaign is
 // "unknown" when the message could not be decoded far enough to tell.
 func DeadLetterSubject(stream, campaign string) string {

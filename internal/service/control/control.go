@@ -159,7 +159,7 @@ func (c *Control) Summary(ctx context.Context, spec *messages.CampaignSpec) (*me
 		return nil, nil, err
 	}
 	sum := &messages.Summary{
-		Campaign: spec.ID, Task: spec.Task.Name, Generator: spec.Generator.Kind, State: st.Status,
+		Campaign: spec.ID, Task: spec.Task.Name, Generator: spec.Generator.Kind, SubmittedBy: spec.SubmittedBy, State: st.Status,
 		Counters: st.Counters, UniqueCompositions: st.Unique,
 		ParetoObjectives: discovery.Objectives(spec.Task.Constraints),
 	}

@@ -134,6 +134,8 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 		s.reject(ctx, d.Campaign(), err)
 		return err
 	}
+	// Who submitted it is what the server let publish the subject.
+	spec.SubmittedBy = messages.SubmitterOfSubject(d.Subject)
 	log := s.log.With(zap.String("campaign", spec.ID))
 	gen, ok := s.cfg.Generators[spec.Generator.Kind]
 	if !ok {

@@ -412,7 +412,18 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 // digests are recorded again so they stay recorded seeds. A campaign
 // without seeds is started, as its proposer started it.
 func (s *Service) recreateCampaigns(ctx context.Context) (int, error) {
-	subs, _, err := readAll[messages.CampaignSpec](ctx, s, messages.StreamCampaigns, messages.SubjectSubmit+".>", false)
+	// The submitter is the subject's, as the proposer took it.
+	var subs []*messages.CampaignSpec
+	_, err := s.bus.ReadSubject(ctx, messages.StreamCampaigns, messages.SubjectSubmit+".>", func(subject string, data []byte) error {
+		var spec messages.CampaignSpec
+		if err := messages.Decode(data, &spec); err != nil {
+			s.log.Debug("reconcile: skipping a submission that does not decode", zap.String("subject", subject), zap.Error(err))
+			return nil
+		}
+		spec.SubmittedBy = messages.SubmitterOfSubject(subject)
+		subs = append(subs, &spec)
+		return nil
+	})
 	if err != nil {
 		return 0, err
 	}
