@@ -2,7 +2,9 @@ package local_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,7 +85,7 @@ func TestUserLimits(t *testing.T) {
 	opts.Evaluator.Delay = 100 * time.Millisecond
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		c := wire.Proposer(db, s, wire.ProposerOptions{})
-		c.Limits = proposer.Limits{Users: proposer.UserLimits{"alice": {MaxCampaigns: 1}, "*": {MaxBudget: 20}}}
+		c.Limits = proposer.Limits{Users: proposer.UserLimits{"alice": {MaxCampaigns: 1}, "carol": {MaxCampaigns: 1}, "*": {MaxBudget: 20}}}
 		return c
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -152,6 +154,42 @@ func TestUserLimits(t *testing.T) {
 	submit("", "nobody", 40, "mallory")
 	if s, why := answer("nobody"); s == messages.StateRejected {
 		t.Errorf("a campaign without a user: rejected: %s", why)
+	}
+	// Four of carol's at once (the proposer accepts two submissions at a
+	// time): one runs and three are refused. (The race this guards
+	// against is rarely met here; TestCreateWithinLimitsConcurrently
+	// widens it.)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			spec := &messages.CampaignSpec{ID: fmt.Sprintf("carol-%d", i), Task: easyTask(), Budget: 10, Seed: 1}
+			if err := as("carol").Submit(ctx, spec); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	carols := ""
+	for i := range 4 {
+		id := fmt.Sprintf("carol-%d", i)
+		if s, _ := answer(id); s != messages.StateRejected {
+			carols = id
+			if s, err := as("").WaitDone(ctx, id); err != nil || s.State != messages.StateCompleted {
+				t.Errorf("%s: %v %v", id, s, err)
+			}
+		}
+	}
+	if n, err := st.Store.ActiveCampaigns(ctx, "carol"); err != nil || carols == "" {
+		t.Errorf("none of carol's four campaigns ran (%d running, %v)", n, err)
+	}
+	for i := range 4 {
+		if id := fmt.Sprintf("carol-%d", i); id != carols {
+			if s, why := answer(id); s != messages.StateRejected || !strings.Contains(why, "user carol has 1 campaigns running") {
+				t.Errorf("%s, submitted with %s: %s %q", id, carols, s, why)
+			}
+		}
 	}
 	for id, want := range map[string]string{"alice-1": "alice", "bob-1": "bob", "nobody": ""} {
 		if got := submittedBy(id); got != want {

@@ -49,6 +49,8 @@ func ACLUsers() []ACLUser {
 				"campaigns",
 				"{*}:spec", "{*}:state", "{*}:triggers", "{*}:gens", "{*}:seen",
 				"{*}:island:*:rejects",
+				// Counting campaigns against the operator's limits.
+				"submit-lock",
 			},
 			Read:     []string{everything},
 			Commands: serviceCommands,

@@ -93,8 +93,11 @@ func TestACLCoversServiceWrites(t *testing.T) {
 		run     func()
 	}{
 		{"proposer", func() {
-			_, err := s.CreateCampaign(ctx, spec(t, c, 4, 2, 2), 0)
+			unlock, err := s.LockSubmissions(ctx)
 			fail(err)
+			_, err = s.CreateCampaign(ctx, spec(t, c, 4, 2, 2), 0)
+			fail(err)
+			unlock()
 			g, ok, err := s.RequestGeneration(ctx, c, "start/0")
 			if err != nil || !ok {
 				t.Fatalf("request: %v %v", ok, err)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -176,6 +178,39 @@ func (s *Store) LockReconcile(ctx context.Context, owner string, ttl time.Durati
 // UnlockReconcile releases the lock if owner still holds it.
 func (s *Store) UnlockReconcile(ctx context.Context, owner string) error {
 	return scriptUnlock.Run(ctx, s.rdb, []string{s.reconcileLockKey()}, owner).Err()
+}
+
+func (s *Store) submitLockKey() string { return s.prefix + "submit-lock" }
+
+// submitLockTTL bounds how long a proposer that died holding the
+// submission lock keeps the others waiting.
+const submitLockTTL = 10 * time.Second
+
+// LockSubmissions waits for the installation's submission lock, under
+// which a proposer counts the running campaigns against the operator's
+// limits and creates the new one, so that two submissions accepted at
+// once cannot both take the last place; it returns the function that
+// releases the lock. It gives up when ctx ends.
+func (s *Store) LockSubmissions(ctx context.Context) (unlock func(), err error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	owner := hex.EncodeToString(b[:])
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		ok, err := s.rdb.SetNX(ctx, s.submitLockKey(), owner, submitLockTTL).Result()
+		if err != nil {
+			return nil, fmt.Errorf("store: submission lock: %w", err)
+		}
+		if ok {
+			return func() {
+				_ = scriptUnlock.Run(context.WithoutCancel(ctx), s.rdb, []string{s.submitLockKey()}, owner).Err()
+			}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("store: submission lock: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 var scriptUnlock = redis.NewScript(`

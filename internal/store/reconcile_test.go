@@ -165,3 +165,45 @@ func TestFencedStore(t *testing.T) {
 		t.Fatalf("fenced, reconciled: %v", err)
 	}
 }
+
+// TestLockSubmissions: one holder at a time; the next waits for the
+// release, and one that cannot get it gives up with its context.
+func TestLockSubmissions(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	unlock, err := s.LockSubmissions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := s.LockSubmissions(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a second holder while the first holds it: %v", err)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		u, err := s.LockSubmissions(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+		u()
+	}()
+	time.Sleep(50 * time.Millisecond)
+	released := time.Now()
+	unlock()
+	select {
+	case at := <-got:
+		if at.Before(released) {
+			t.Error("the second holder got the lock before the first released it")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second holder did not get the released lock")
+	}
+	unlock() // a second release of a lock held by another is harmless
+	u, err := s.LockSubmissions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u()
+}

@@ -78,6 +78,43 @@ func (u UserLimits) of(user string) (UserLimit, string) {
 // ErrLimit is a submission beyond the operator's limits.
 var ErrLimit = errors.New("over the operator's limit")
 
+// counted reports whether the limits count running campaigns.
+func (l Limits) counted() bool {
+	if l.MaxCampaigns > 0 {
+		return true
+	}
+	for _, u := range l.Users {
+		if u.MaxCampaigns > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// create stores a campaign once (false for a redelivered submission of a
+// campaign created already). A new one must be within the operator's
+// limits (an error wrapping ErrLimit says why not); when they count
+// running campaigns, the count and the creation are made under the
+// installation's submission lock.
+func (s *Service) create(ctx context.Context, spec *messages.CampaignSpec, seeds int) (bool, error) {
+	if _, err := s.store.Spec(ctx, spec.ID); err == nil {
+		return s.store.CreateCampaign(ctx, spec, seeds)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	if s.cfg.Limits.counted() {
+		unlock, err := s.store.LockSubmissions(ctx)
+		if err != nil {
+			return false, err
+		}
+		defer unlock()
+	}
+	if err := s.checkLimits(ctx, spec); err != nil {
+		return false, err
+	}
+	return s.store.CreateCampaign(ctx, spec, seeds)
+}
+
 // checkLimits reports why a new campaign exceeds the limits, the
 // installation's or its submitter's, or nil.
 func (s *Service) checkLimits(ctx context.Context, spec *messages.CampaignSpec) error {

@@ -153,18 +153,6 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 		s.reject(ctx, spec.ID, err)
 		return nil
 	}
-	if _, err := s.store.Spec(ctx, spec.ID); errors.Is(err, store.ErrNotFound) {
-		// A new campaign (not a redelivered submission) must be within
-		// the operator's limits.
-		if err := s.checkLimits(ctx, &spec); errors.Is(err, ErrLimit) {
-			s.reject(ctx, spec.ID, err)
-			return nil
-		} else if err != nil {
-			return err
-		}
-	} else if err != nil {
-		return err
-	}
 	var seeds []Proposed
 	if s.cfg.Seeder != nil {
 		var err error
@@ -172,7 +160,11 @@ func (s *Service) handleSubmit(ctx context.Context, d *bus.Delivery) error {
 			return fmt.Errorf("seeds of %s: %w", spec.ID, err)
 		}
 	}
-	created, err := s.store.CreateCampaign(ctx, &spec, len(seeds))
+	created, err := s.create(ctx, &spec, len(seeds))
+	if errors.Is(err, ErrLimit) {
+		s.reject(ctx, spec.ID, err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
