@@ -148,7 +148,7 @@ func TestSecureInstallation(t *testing.T) {
 	// The services wait for the streams until the administrator creates
 	// them.
 	userLimits := filepath.Join(dir, "user-limits.json")
-	if err := os.WriteFile(userLimits, []byte(`{"client": {"max_budget": 150}, "*": {"max_budget": 10}}`), 0o600); err != nil {
+	if err := os.WriteFile(userLimits, []byte(`{"client": {"max_budget": 150, "max_campaigns": 3}, "*": {"max_budget": 10}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var procs []*proc.Process
@@ -160,7 +160,9 @@ func TestSecureInstallation(t *testing.T) {
 			// completes: a cost per candidate keeps it running seconds.
 			e = append(e, "CRUCIBLE_ORACLE_DELAY=100ms")
 		case "proposer":
-			// The client user's own quota.
+			// The client user's own quotas (max_campaigns: the proposer
+			// counts under the submission lock, which its Redis user may
+			// take).
 			e = append(e, "CRUCIBLE_USER_LIMITS_FILE="+userLimits, "CRUCIBLE_LLM_URL="+model.URL)
 		default:
 			e = append(e, "CRUCIBLE_LLM_URL="+model.URL)
