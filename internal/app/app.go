@@ -26,6 +26,7 @@ import (
 
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/store"
+	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
 // Config is the part of every service's configuration that concerns the
@@ -285,12 +286,22 @@ func Connect(ctx context.Context, c *Config, log *zap.Logger) (*Infra, error) {
 		b.Close()
 		return nil, err
 	}
+	c.Redis.History = History(b)
 	s, err := store.Open(cctx, c.Redis)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
 	return &Infra{Bus: b, Store: s, Log: log, Config: c}, nil
+}
+
+// History tells the store whether the installation has a history in
+// the streams (a campaign submitted): Redis without a reconciliation mark
+// then lost its state (store.Options.History).
+func History(b *bus.Bus) func(ctx context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		return b.Holds(ctx, messages.StreamCampaigns, messages.SubjectSubmit+".>")
+	}
 }
 
 // Close closes the connections.

@@ -9,28 +9,42 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// ReadSubject calls fn with every message of stream whose subject matches
-// subject (which may end in a wildcard), in stream order, with the
-// message's subject outside the namespace, and returns how many there
-// were: what the stream held when the read began.
-func (b *Bus) ReadSubject(ctx context.Context, stream, subject string, fn func(subject string, data []byte) error) (int, error) {
+// count is how many messages stream holds on subject (which may end in
+// a wildcard), with the stream.
+func (b *Bus) count(ctx context.Context, stream, subject string) (jetstream.Stream, int, error) {
 	name := b.Stream(stream)
 	s, err := b.JS.Stream(ctx, name)
 	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", name, err)
+		return nil, 0, fmt.Errorf("stream %s: %w", name, err)
 	}
-	filter := b.Subject(subject)
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(b.Subject(subject)))
 	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", name, err)
+		return nil, 0, fmt.Errorf("stream %s: %w", name, err)
 	}
 	total := 0
 	for _, n := range info.State.Subjects {
 		total += int(n)
 	}
-	if total == 0 {
-		return 0, nil
+	return s, total, nil
+}
+
+// Holds reports whether stream holds a message on subject (which may end
+// in a wildcard).
+func (b *Bus) Holds(ctx context.Context, stream, subject string) (bool, error) {
+	_, n, err := b.count(ctx, stream, subject)
+	return n > 0, err
+}
+
+// ReadSubject calls fn with every message of stream whose subject matches
+// subject (which may end in a wildcard), in stream order, with the
+// message's subject outside the namespace, and returns how many there
+// were: what the stream held when the read began.
+func (b *Bus) ReadSubject(ctx context.Context, stream, subject string, fn func(subject string, data []byte) error) (int, error) {
+	s, total, err := b.count(ctx, stream, subject)
+	if err != nil || total == 0 {
+		return 0, err
 	}
+	filter := b.Subject(subject)
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", filter, err)

@@ -117,135 +117,151 @@ func (c redisCopy) restore(t *testing.T, s *store.Store) {
 // and checks that the services wait, the reflector reconciles Redis with
 // the streams, and the campaign completes with every candidate evaluated
 // and counted exactly once, the judge's verdicts all counted, and nothing
-// dead-lettered as forged.
+// dead-lettered as forged. "lost" plays a Redis that lost everything (no
+// AOF, no backup): no state, no reconciliation mark, while the streams
+// hold the campaigns; it is rebuilt from the streams the same way.
 func TestRedisRollback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the Redis rollback test")
 	}
 	for name, opts := range servers(t) {
-		t.Run(name, func(t *testing.T) {
-			st := start(t, opts)
-			var run atomic.Value
-			run.Store("run-1")
-			var down atomic.Bool
-			hook := func(context.Context) (string, error) {
-				if down.Load() {
-					return "", errors.New("connection refused")
-				}
-				return run.Load().(string), nil
+		for _, lost := range []bool{false, true} {
+			sub := name
+			if lost {
+				sub += "-lost"
 			}
-			st.Store.DetectRestartsBy(hook)
-			spec := &messages.CampaignSpec{ID: "rollback", Task: easyTask(), Budget: 400, Seed: 11}
-			type outcome struct {
-				res *local.Result
-				err error
-			}
-			done := make(chan outcome, 1)
-			go func() {
-				res, err := local.Run(context.Background(), st, spec, local.RunOptions{Timeout: 6 * time.Minute})
-				done <- outcome{res, err}
-			}()
-			ctx := context.Background()
-			evaluated := func() int {
-				s, err := st.Store.State(ctx, spec.ID)
-				if err != nil {
-					return 0
-				}
-				return s.Counters.Evaluated
-			}
-			waitFor := func(n int) {
-				deadline := time.Now().Add(3 * time.Minute)
-				for evaluated() < n {
-					if time.Now().After(deadline) {
-						t.Fatalf("only %d evaluated, waiting for %d", evaluated(), n)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-			waitFor(40)
-			snap := copyKeys(t, st.Store)
-			at := evaluated()
-			// A second campaign started after the snapshot: Redis forgets
-			// it altogether.
-			late := &messages.CampaignSpec{ID: "rollback-late", Task: easyTask(), Budget: 30, Seed: 12}
-			lateDone := make(chan outcome, 1)
-			go func() {
-				res, err := local.Run(context.Background(), st, late, local.RunOptions{Timeout: 6 * time.Minute})
-				lateDone <- outcome{res, err}
-			}()
-			for {
-				if s, err := st.Store.State(ctx, late.ID); err == nil && s.Counters.Evaluated > 0 {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			waitFor(at + 20)
-			// The restart: Redis goes down (the services stop fetching;
-			// what their work in flight writes is lost), comes back from
-			// the snapshot as another server run, and the services' next
-			// connection tells them so.
-			down.Store(true)
-			st.Store.DetectRestartsBy(hook)
-			time.Sleep(1500 * time.Millisecond)
-			lost := evaluated() - at
-			snap.restore(t, st.Store)
-			run.Store("run-2")
-			down.Store(false)
-			st.Store.DetectRestartsBy(hook)
-			t.Logf("rolled back from %d to %d evaluations", at+lost, at)
-
-			out := <-done
-			if out.err != nil {
-				t.Fatal(out.err)
-			}
-			if l := <-lateDone; l.err != nil {
-				t.Errorf("the campaign started after the snapshot: %v", l.err)
-			} else if l.res.Summary.Evaluated != late.Budget {
-				t.Errorf("the campaign started after the snapshot evaluated %d of %d", l.res.Summary.Evaluated, late.Budget)
-			}
-			res := out.res
-			if res.Summary.Evaluated != spec.Budget {
-				t.Errorf("evaluated %d, budget %d", res.Summary.Evaluated, spec.Budget)
-			}
-			seen := map[string]int{}
-			for _, ev := range res.Evaluations {
-				seen[ev.ID]++
-			}
-			for id, n := range seen {
-				if n > 1 {
-					t.Errorf("candidate %s evaluated %d times", id, n)
-				}
-			}
-			if len(seen) != spec.Budget {
-				t.Errorf("%d distinct candidates evaluated, budget %d", len(seen), spec.Budget)
-			}
-			// The run ends on the campaign's completion on the stream; Redis
-			// has it once reconciled.
-			deadline := time.Now().Add(time.Minute)
-			for st.Store.Ready(ctx) != nil || evaluated() < spec.Budget {
-				if time.Now().After(deadline) {
-					t.Fatalf("Redis not reconciled a minute after the run: %v, %d evaluated", st.Store.Ready(ctx), evaluated())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			state, err := st.Store.State(ctx, spec.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if state.Counters.Evaluated != spec.Budget {
-				t.Errorf("Redis counts %d evaluated, budget %d", state.Counters.Evaluated, spec.Budget)
-			}
-			if got, want := state.Counters.Discoveries, len(res.Discoveries); got != want {
-				t.Errorf("Redis counts %d discoveries, the stream has %d", got, want)
-			}
-			letters := deadLetters(t, st, 2*time.Second, func([]messages.DeadLetter) bool { return false })
-			for _, l := range letters {
-				t.Errorf("dead letter on %s: %s", l.Subject, l.Reason)
-			}
-			if lost == 0 {
-				t.Log("nothing was recorded between the snapshot and the restart: the test did not roll anything back")
-			}
-			t.Logf("rollback: %d evaluations lost by Redis and re-applied; %d evaluated, %d discoveries", lost, state.Counters.Evaluated, len(res.Discoveries))
-		})
+			t.Run(sub, func(t *testing.T) { rollback(t, opts, lost) })
+		}
 	}
+}
+
+func rollback(t *testing.T, opts local.Options, lostAll bool) {
+	st := start(t, opts)
+	var run atomic.Value
+	run.Store("run-1")
+	var down atomic.Bool
+	hook := func(context.Context) (string, error) {
+		if down.Load() {
+			return "", errors.New("connection refused")
+		}
+		return run.Load().(string), nil
+	}
+	st.Store.DetectRestartsBy(hook)
+	spec := &messages.CampaignSpec{ID: "rollback", Task: easyTask(), Budget: 400, Seed: 11}
+	type outcome struct {
+		res *local.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := local.Run(context.Background(), st, spec, local.RunOptions{Timeout: 6 * time.Minute})
+		done <- outcome{res, err}
+	}()
+	ctx := context.Background()
+	evaluated := func() int {
+		s, err := st.Store.State(ctx, spec.ID)
+		if err != nil {
+			return 0
+		}
+		return s.Counters.Evaluated
+	}
+	waitFor := func(n int) {
+		deadline := time.Now().Add(3 * time.Minute)
+		for evaluated() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d evaluated, waiting for %d", evaluated(), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor(40)
+	snap := copyKeys(t, st.Store)
+	if lostAll {
+		snap = redisCopy{}
+	}
+	at := evaluated()
+	// A second campaign started after the snapshot: Redis forgets
+	// it altogether.
+	late := &messages.CampaignSpec{ID: "rollback-late", Task: easyTask(), Budget: 30, Seed: 12}
+	lateDone := make(chan outcome, 1)
+	go func() {
+		res, err := local.Run(context.Background(), st, late, local.RunOptions{Timeout: 6 * time.Minute})
+		lateDone <- outcome{res, err}
+	}()
+	for {
+		if s, err := st.Store.State(ctx, late.ID); err == nil && s.Counters.Evaluated > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitFor(at + 20)
+	// The restart: Redis goes down (the services stop fetching;
+	// what their work in flight writes is lost), comes back from
+	// the snapshot as another server run, and the services' next
+	// connection tells them so.
+	down.Store(true)
+	st.Store.DetectRestartsBy(hook)
+	time.Sleep(1500 * time.Millisecond)
+	lost := evaluated() - at
+	snap.restore(t, st.Store)
+	run.Store("run-2")
+	down.Store(false)
+	st.Store.DetectRestartsBy(hook)
+	if lostAll {
+		lost, at = at+lost, 0
+	}
+	t.Logf("rolled back from %d to %d evaluations", at+lost, at)
+
+	out := <-done
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	if l := <-lateDone; l.err != nil {
+		t.Errorf("the campaign started after the snapshot: %v", l.err)
+	} else if l.res.Summary.Evaluated != late.Budget {
+		t.Errorf("the campaign started after the snapshot evaluated %d of %d", l.res.Summary.Evaluated, late.Budget)
+	}
+	res := out.res
+	if res.Summary.Evaluated != spec.Budget {
+		t.Errorf("evaluated %d, budget %d", res.Summary.Evaluated, spec.Budget)
+	}
+	seen := map[string]int{}
+	for _, ev := range res.Evaluations {
+		seen[ev.ID]++
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("candidate %s evaluated %d times", id, n)
+		}
+	}
+	if len(seen) != spec.Budget {
+		t.Errorf("%d distinct candidates evaluated, budget %d", len(seen), spec.Budget)
+	}
+	// The run ends on the campaign's completion on the stream; Redis
+	// has it once reconciled.
+	deadline := time.Now().Add(time.Minute)
+	for st.Store.Ready(ctx) != nil || evaluated() < spec.Budget {
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis not reconciled a minute after the run: %v, %d evaluated", st.Store.Ready(ctx), evaluated())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	state, err := st.Store.State(ctx, spec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.Counters.Evaluated != spec.Budget {
+		t.Errorf("Redis counts %d evaluated, budget %d", state.Counters.Evaluated, spec.Budget)
+	}
+	if got, want := state.Counters.Discoveries, len(res.Discoveries); got != want {
+		t.Errorf("Redis counts %d discoveries, the stream has %d", got, want)
+	}
+	letters := deadLetters(t, st, 2*time.Second, func([]messages.DeadLetter) bool { return false })
+	for _, l := range letters {
+		t.Errorf("dead letter on %s: %s", l.Subject, l.Reason)
+	}
+	if lost == 0 {
+		t.Log("nothing was recorded between the snapshot and the restart: the test did not roll anything back")
+	}
+	t.Logf("rollback: %d evaluations lost by Redis and re-applied; %d evaluated, %d discoveries", lost, state.Counters.Evaluated, len(res.Discoveries))
 }

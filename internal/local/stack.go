@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/crucible-sci/crucible/internal/app"
 	"github.com/crucible-sci/crucible/internal/bus"
 	"github.com/crucible-sci/crucible/internal/embedded"
 	"github.com/crucible-sci/crucible/internal/service/evaluator"
@@ -122,6 +123,7 @@ func Start(ctx context.Context, opts Options) (st *Stack, err error) {
 	if err = s.Bus.EnsureStreams(cctx); err != nil {
 		return nil, err
 	}
+	storeOpts.History = app.History(s.Bus)
 	if s.Store, err = store.Open(cctx, storeOpts); err != nil {
 		return nil, err
 	}

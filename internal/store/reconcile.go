@@ -30,6 +30,11 @@ import (
 // or promoted server has another run_id; until the reflector has
 // re-applied what the streams hold and Redis lacks, Ready fails and the
 // services wait (internal/bus RunOptions.Ready).
+//
+// A Redis that lost everything (no AOF, no backup) has no mark either,
+// as a new installation has. The streams tell them apart: with a
+// history (Options.History: campaigns were submitted), a state without a
+// mark is a lost one, reconciled like a restored one.
 
 // ErrNotReconciled is Ready's error while the state waits for the
 // reflector's reconciliation.
@@ -53,6 +58,27 @@ type gate struct {
 	// off: the server tells no run_id (an embedded server, or a user
 	// without INFO); there is nothing to detect restarts with.
 	off bool
+	// history, when set, tells whether the streams hold a history (a
+	// submission): a state without a mark is then lost, not new.
+	history atomic.Pointer[func(ctx context.Context) (bool, error)]
+}
+
+// unmarked says what a state without a reconciliation mark is: nil for a
+// new installation's (no history in the streams, or none to ask),
+// ErrNotReconciled for a lost one.
+func (s *Store) unmarked(ctx context.Context, run string) error {
+	f := s.gate.history.Load()
+	if f == nil {
+		return nil
+	}
+	had, err := (*f)(ctx)
+	if err != nil {
+		return fmt.Errorf("store: is the state reconciled: the streams' history: %w", err)
+	}
+	if had {
+		return fmt.Errorf("%w (server run %.8s… holds no state while the streams hold campaigns: Redis lost everything)", ErrNotReconciled, run)
+	}
+	return nil
 }
 
 func (s *Store) reconciledKey() string    { return s.prefix + "reconciled" }
@@ -99,8 +125,9 @@ func (s *Store) runOf(ctx context.Context, c interface {
 // Ready returns nil when the state may be used: Redis's state has been
 // reconciled with the streams for the server now answering (or there is
 // nothing to tell restarts by), else ErrNotReconciled (or why Redis could
-// not be asked). A state never marked (a new installation) is ready; the
-// reflector marks it.
+// not be asked). A state never marked is ready when it is a new
+// installation's (the reflector marks it), not when the streams hold a
+// history (Options.History): Redis lost everything.
 func (s *Store) Ready(ctx context.Context) error {
 	g := &s.gate
 	g.mu.Lock()
@@ -127,7 +154,9 @@ func (s *Store) Ready(ctx context.Context) error {
 	}
 	marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result()
 	switch {
-	case errors.Is(err, redis.Nil), err == nil && marked == run:
+	case errors.Is(err, redis.Nil):
+		g.err = s.unmarked(ctx, run)
+	case err == nil && marked == run:
 		g.err = nil
 	case err != nil:
 		g.err = fmt.Errorf("store: is the state reconciled: %w", err)
@@ -138,8 +167,10 @@ func (s *Store) Ready(ctx context.Context) error {
 }
 
 // Reconciling says whether the state must be reconciled before use, and
-// for which server run: the key "reconciled" names another run. A state
-// never marked is marked for this run and needs nothing.
+// for which server run: the key "reconciled" names another run, or there
+// is none while the streams hold a history (Options.History: Redis lost
+// everything). A state never marked, of an installation without a
+// history, is marked for this run and needs nothing.
 func (s *Store) Reconciling(ctx context.Context) (run string, due bool, err error) {
 	run, err = s.RunID(ctx)
 	if err != nil || run == "" {
@@ -153,6 +184,11 @@ func (s *Store) Reconciling(ctx context.Context) (run string, due bool, err erro
 		return run, marked != run, nil
 	case !errors.Is(err, redis.Nil):
 		return "", false, fmt.Errorf("store: is the state reconciled: %w", err)
+	}
+	if err := s.unmarked(ctx, run); errors.Is(err, ErrNotReconciled) {
+		return run, true, nil
+	} else if err != nil {
+		return "", false, err
 	}
 	set, err := s.rdb.SetNX(ctx, s.reconciledKey(), run, 0).Result()
 	if err != nil {
@@ -321,8 +357,9 @@ func (s *Store) newClient(fenced bool) redis.UniversalClient {
 }
 
 // fence returns ErrNotReconciled when the server cn reaches has a state
-// reconciled for another run; nil when it is reconciled, never marked,
-// or tells no run (nothing can be told then). When the server cannot
+// reconciled for another run, or lost (no mark, while the streams hold a
+// history); nil when it is reconciled, new, or tells no run (nothing can
+// be told then). When the server cannot
 // answer — a restarted Redis still loading its files answers INFO but
 // not GET — the connection is refused too: it would otherwise stay in
 // the pool, unfenced, and reach the state once loaded, before the
@@ -337,7 +374,9 @@ func (s *Store) fence(ctx context.Context, cn *redis.Conn) error {
 	}
 	marked, err := cn.Get(ctx, s.reconciledKey()).Result()
 	switch {
-	case errors.Is(err, redis.Nil), err == nil && marked == run:
+	case errors.Is(err, redis.Nil):
+		return s.unmarked(ctx, run)
+	case err == nil && marked == run:
 		return nil
 	case err != nil:
 		return fmt.Errorf("store: is the state reconciled: %w", err)
@@ -365,6 +404,9 @@ func (s *Store) Unfenced() *Store {
 	u := &Store{prefix: s.prefix, addr: s.addr, notify: s.notify, dial: s.dial, uo: s.uo}
 	if f := s.gate.runID.Load(); f != nil {
 		u.gate.runID.Store(f)
+	}
+	if f := s.gate.history.Load(); f != nil {
+		u.gate.history.Store(f)
 	}
 	u.rdb = u.newClient(false)
 	return u

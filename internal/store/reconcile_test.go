@@ -207,3 +207,40 @@ func TestLockSubmissions(t *testing.T) {
 	}
 	u()
 }
+
+// TestReadyAfterTotalLoss: a state without a mark is a new installation's
+// while the streams hold no history, and one Redis lost (not ready, due
+// for reconciliation) while they do.
+func TestReadyAfterTotalLoss(t *testing.T) {
+	url, _ := testsrv.Redis(t)
+	ctx := context.Background()
+	var history atomic.Bool
+	ns := testsrv.Namespace()
+	o := Options{URL: url, Namespace: ns, History: func(context.Context) (bool, error) { return history.Load(), nil }}
+	s, err := Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.DeleteNamespace(ctx); s.Close() })
+	s.DetectRestartsBy(func(context.Context) (string, error) { return "run-1", nil })
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("new, no history: %v", err)
+	}
+	history.Store(true)
+	s.markStale()
+	if err := s.Ready(ctx); !errors.Is(err, ErrNotReconciled) {
+		t.Fatalf("no mark, a history: %v, want ErrNotReconciled", err)
+	}
+	if r, due, err := s.Reconciling(ctx); err != nil || !due || r != "run-1" {
+		t.Fatalf("no mark, a history: run %q due %v %v, want run-1, due", r, due, err)
+	}
+	if err := s.MarkReconciled(ctx, "run-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("rebuilt and marked: %v", err)
+	}
+	if _, due, err := s.Reconciling(ctx); err != nil || due {
+		t.Fatalf("rebuilt and marked: due %v %v", due, err)
+	}
+}

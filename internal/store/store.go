@@ -47,6 +47,11 @@ type Options struct {
 	// it. The services open their store fenced; the reflector reconciles
 	// through an unfenced one (Unfenced).
 	Fenced bool
+	// History, when set, tells whether the installation has a history in
+	// the streams (a campaign was submitted): a state never marked
+	// reconciled is then one Redis lost, not a new installation's (see
+	// Ready). The services and the local stack ask the CAMPAIGNS stream.
+	History func(ctx context.Context) (bool, error)
 }
 
 // Store is the Redis state of Crucible.
@@ -103,6 +108,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{prefix: "crucible:", addr: strings.Join(uo.Addrs, ","), notify: o.Notify, dial: o.Dial, uo: *uo, fenced: o.Fenced}
 	if o.Namespace != "" {
 		s.prefix = "crucible:" + o.Namespace + ":"
+	}
+	if o.History != nil {
+		s.gate.history.Store(&o.History)
 	}
 	rdb := s.newClient(o.Fenced)
 	s.rdb = rdb
