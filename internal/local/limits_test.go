@@ -17,24 +17,33 @@ import (
 	"github.com/crucible-sci/crucible/pkg/messages"
 )
 
-// TestOperatorLimits: a campaign over the proposer's maximum budget, and
-// one beyond its maximum of running campaigns, are rejected at
-// submission with the limit in the reason; within them a campaign runs.
-func TestOperatorLimits(t *testing.T) {
+// startLimited starts a local stack whose proposer enforces limits, its
+// oracle taking delay more per candidate.
+func startLimited(t *testing.T, ctx context.Context, limits proposer.Limits, delay time.Duration) *local.Stack {
+	t.Helper()
 	o, db := deps(t)
 	opts := local.Options{Oracle: o, Namespace: testsrv.Namespace()}
+	opts.Evaluator.Delay = delay
 	opts.Proposer = func(s *store.Store) proposer.Config {
 		c := wire.Proposer(db, s, wire.ProposerOptions{})
-		c.Limits = proposer.Limits{MaxBudget: 30, MaxCampaigns: 1}
+		c.Limits = limits
 		return c
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	st, err := local.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
+	return st
+}
+
+// TestOperatorLimits: a campaign over the proposer's maximum budget, and
+// one beyond its maximum of running campaigns, are rejected at
+// submission with the limit in the reason; within them a campaign runs.
+func TestOperatorLimits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	st := startLimited(t, ctx, proposer.Limits{MaxBudget: 30, MaxCampaigns: 1}, 0)
 
 	big := &messages.CampaignSpec{ID: "big", Task: easyTask(), Budget: 1000000, Seed: 1}
 	if _, err := local.Run(ctx, st, big, local.RunOptions{}); err == nil || !strings.Contains(err.Error(), "budget 1000000 is more than the maximum of 30") {
@@ -78,23 +87,12 @@ func TestOperatorLimits(t *testing.T) {
 // submission without a user has none. The submitter is the subject's: a
 // submitted_by in the body is replaced.
 func TestUserLimits(t *testing.T) {
-	o, db := deps(t)
-	opts := local.Options{Oracle: o, Namespace: testsrv.Namespace()}
-	// 0.1 s a candidate: the first campaign runs seconds, while the
-	// others are submitted.
-	opts.Evaluator.Delay = 100 * time.Millisecond
-	opts.Proposer = func(s *store.Store) proposer.Config {
-		c := wire.Proposer(db, s, wire.ProposerOptions{})
-		c.Limits = proposer.Limits{Users: proposer.UserLimits{"alice": {MaxCampaigns: 1}, "carol": {MaxCampaigns: 1}, "*": {MaxBudget: 20}}}
-		return c
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	st, err := local.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	// 0.1 s a candidate: the first campaign runs seconds, while the
+	// others are submitted.
+	st := startLimited(t, ctx, proposer.Limits{Users: proposer.UserLimits{"alice": {MaxCampaigns: 1}, "carol": {MaxCampaigns: 1}, "*": {MaxBudget: 20}}},
+		100*time.Millisecond)
 	as := func(user string) *client.Client { return &client.Client{Bus: st.Bus, Store: st.Store, Submitter: user} }
 	submit := func(user, id string, budget int, by string) {
 		t.Helper()

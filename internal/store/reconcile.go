@@ -63,6 +63,28 @@ type gate struct {
 	history atomic.Pointer[func(ctx context.Context) (bool, error)]
 }
 
+// markIfNew marks a new installation's state reconciled for the server
+// now answering as the store opens (Options.History): no mark, and no
+// history in the streams. A submission that comes before would make the
+// state look lost (harmlessly: the reflector reconciles it, finding
+// nothing to re-apply); a store of a service usually opens first. Any
+// error leaves it to Ready and the reflector.
+func (s *Store) markIfNew(ctx context.Context) {
+	if s.gate.history.Load() == nil {
+		return
+	}
+	run, err := s.RunID(ctx)
+	if err != nil || run == "" {
+		return
+	}
+	if err := s.rdb.Get(ctx, s.reconciledKey()).Err(); !errors.Is(err, redis.Nil) {
+		return
+	}
+	if s.unmarked(ctx, run) == nil {
+		_ = s.rdb.SetNX(ctx, s.reconciledKey(), run, 0).Err()
+	}
+}
+
 // unmarked says what a state without a reconciliation mark is: nil for a
 // new installation's (no history in the streams, or none to ask),
 // ErrNotReconciled for a lost one.

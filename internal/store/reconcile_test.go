@@ -209,25 +209,44 @@ func TestLockSubmissions(t *testing.T) {
 }
 
 // TestReadyAfterTotalLoss: a state without a mark is a new installation's
-// while the streams hold no history, and one Redis lost (not ready, due
-// for reconciliation) while they do.
+// while the streams hold no history (marked as the store opens, or by the
+// reflector's first look), and one Redis lost (not ready, due for
+// reconciliation) while they do.
 func TestReadyAfterTotalLoss(t *testing.T) {
 	url, _ := testsrv.Redis(t)
 	ctx := context.Background()
 	var history atomic.Bool
-	ns := testsrv.Namespace()
-	o := Options{URL: url, Namespace: ns, History: func(context.Context) (bool, error) { return history.Load(), nil }}
-	s, err := Open(ctx, o)
+	s, err := Open(ctx, Options{URL: url, Namespace: testsrv.Namespace(), History: func(context.Context) (bool, error) { return history.Load(), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.DeleteNamespace(ctx); s.Close() })
+	// A server that tells its run (redis-server): the new installation is
+	// marked for it as the store opens.
+	if run, err := s.RunID(ctx); err != nil {
+		t.Fatal(err)
+	} else if run != "" {
+		if marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result(); err != nil || marked != run {
+			t.Errorf("opened on a new installation: marked %q (%v), want the run %q", marked, err, run)
+		}
+	}
 	s.DetectRestartsBy(func(context.Context) (string, error) { return "run-1", nil })
+	lose := func() {
+		t.Helper()
+		if err := s.DeleteNamespace(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.markStale()
+	}
+	lose() // no mark, no history: new
 	if err := s.Ready(ctx); err != nil {
 		t.Fatalf("new, no history: %v", err)
 	}
+	if _, due, err := s.Reconciling(ctx); err != nil || due {
+		t.Fatalf("new, no history: due %v %v", due, err)
+	}
+	lose()
 	history.Store(true)
-	s.markStale()
 	if err := s.Ready(ctx); !errors.Is(err, ErrNotReconciled) {
 		t.Fatalf("no mark, a history: %v, want ErrNotReconciled", err)
 	}

@@ -50,7 +50,9 @@ type Options struct {
 	// History, when set, tells whether the installation has a history in
 	// the streams (a campaign was submitted): a state never marked
 	// reconciled is then one Redis lost, not a new installation's (see
-	// Ready). The services and the local stack ask the CAMPAIGNS stream.
+	// Ready), and one without a history is marked reconciled when the
+	// store opens, before anything is submitted. The services and the
+	// local stack ask the CAMPAIGNS stream.
 	History func(ctx context.Context) (bool, error)
 }
 
@@ -118,6 +120,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		rdb.Close()
 		return nil, err
 	}
+	s.markIfNew(ctx)
 	return s, nil
 }
 
