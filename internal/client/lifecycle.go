@@ -198,6 +198,8 @@ func (c *Client) Delete(ctx context.Context, campaign string) error {
 	}
 	for _, p := range []struct{ stream, subject string }{
 		{messages.StreamCampaigns, "crucible.campaigns.*." + campaign},
+		// Its submission by a named user (messages.SubmitSubject).
+		{messages.StreamCampaigns, messages.SubjectSubmit + ".user.*." + campaign},
 		{messages.StreamPropose, messages.Subject(messages.SubjectPropose, campaign)},
 		{messages.StreamCandidates, messages.Subject(messages.SubjectCandidates, campaign)},
 		{messages.StreamRelax, messages.Subject(messages.SubjectRelax, campaign)},

@@ -91,9 +91,10 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("last episode evaluated %d, want its 20 and the extension's 12", n)
 	}
 
-	// Cancel a second campaign mid-way.
+	// Cancel a second campaign mid-way; it is a named user's (its
+	// submission is on that user's subject).
 	spec2 := &messages.CampaignSpec{ID: "life2", Task: easyTask(), Budget: 200, Seed: 4, BatchSize: 4, MaxInFlight: 2}
-	if err := cl.Submit(ctx, spec2); err != nil {
+	if err := (&client.Client{Bus: st.Bus, Store: st.Store, Submitter: "alice"}).Submit(ctx, spec2); err != nil {
 		t.Fatal(err)
 	}
 	waitEvaluated(t, st, spec2.ID, 8)
@@ -125,5 +126,15 @@ func TestLifecycle(t *testing.T) {
 	}
 	if list, _ := cl.List(ctx); len(list) != 1 {
 		t.Errorf("%d campaigns after the delete, want 1", len(list))
+	}
+	// None of its messages is left on CAMPAIGNS, its submission included
+	// (a Redis rebuilt from the streams would create it again).
+	if _, err := st.Bus.ReadSubject(ctx, messages.StreamCampaigns, "crucible.campaigns.>", func(subject string, _ []byte) error {
+		if messages.CampaignOfSubject(subject) == spec2.ID {
+			t.Errorf("a message of the deleted campaign is left: %s", subject)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
