@@ -244,9 +244,10 @@ func TestSecureInstallation(t *testing.T) {
 			// Replies to the services (the structures they pull) are on
 			// their own inbox prefixes.
 			"sub _INBOX.>", "sub _INBOX_evaluator.>", "sub _INBOX_proposer.>", "sub _INBOX_judge.>", "sub _INBOX_reflector.>", "sub >",
-			// It submits as itself only: not without a user (no quota),
-			// nor as another.
-			"pub crucible.campaigns.submit.x", "pub crucible.campaigns.submit.user.alice.x"},
+			// It submits and acts on campaigns as itself only: not without a
+			// user (no quota, no owner), nor as another.
+			"pub crucible.campaigns.submit.x", "pub crucible.campaigns.submit.user.alice.x",
+			"pub crucible.campaigns.control.x", "pub crucible.campaigns.control.user.alice.x"},
 	}
 	for user, actions := range refused {
 		errs := make(chan error, 16)

@@ -162,7 +162,7 @@ func (c *Client) control(ctx context.Context, m *messages.Control) (store.Contro
 		return store.ControlResult{}, err
 	}
 	m.Schema, m.ID, m.At = messages.SchemaVersion, action+"-"+hex.EncodeToString(b[:]), time.Now().UTC()
-	if err := c.Bus.Publish(ctx, messages.Subject(messages.SubjectControl, campaign), m); err != nil {
+	if err := c.Bus.Publish(ctx, messages.UserSubject(messages.SubjectControl, c.Submitter, campaign), m); err != nil {
 		return store.ControlResult{}, err
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -198,8 +198,9 @@ func (c *Client) Delete(ctx context.Context, campaign string) error {
 	}
 	for _, p := range []struct{ stream, subject string }{
 		{messages.StreamCampaigns, "crucible.campaigns.*." + campaign},
-		// Its submission by a named user (messages.SubmitSubject).
-		{messages.StreamCampaigns, messages.SubjectSubmit + ".user.*." + campaign},
+		// Its submission and lifecycle actions by a named user
+		// (messages.UserSubject).
+		{messages.StreamCampaigns, "crucible.campaigns.*.user.*." + campaign},
 		{messages.StreamPropose, messages.Subject(messages.SubjectPropose, campaign)},
 		{messages.StreamCandidates, messages.Subject(messages.SubjectCandidates, campaign)},
 		{messages.StreamRelax, messages.Subject(messages.SubjectRelax, campaign)},

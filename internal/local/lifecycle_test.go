@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,14 +92,23 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("last episode evaluated %d, want its 20 and the extension's 12", n)
 	}
 
-	// Cancel a second campaign mid-way; it is a named user's (its
-	// submission is on that user's subject).
+	// Cancel a second campaign mid-way. It is a named user's (its
+	// submission and her actions go on her subjects): another user's
+	// actions on it are refused, changing nothing; hers apply.
 	spec2 := &messages.CampaignSpec{ID: "life2", Task: easyTask(), Budget: 200, Seed: 4, BatchSize: 4, MaxInFlight: 2}
-	if err := (&client.Client{Bus: st.Bus, Store: st.Store, Submitter: "alice"}).Submit(ctx, spec2); err != nil {
+	alice, bob := &client.Client{Bus: st.Bus, Store: st.Store, Submitter: "alice"}, &client.Client{Bus: st.Bus, Store: st.Store, Submitter: "bob"}
+	if err := alice.Submit(ctx, spec2); err != nil {
 		t.Fatal(err)
 	}
 	waitEvaluated(t, st, spec2.ID, 8)
-	if _, err := cl.Cancel(wait(), spec2.ID); err != nil {
+	if r, err := bob.Cancel(wait(), spec2.ID); !errors.Is(err, client.ErrRefused) || r.Changed ||
+		!strings.Contains(err.Error(), "campaign life2 is user alice's; user bob may act only on its own campaigns") {
+		t.Fatalf("bob cancels alice's campaign: %+v, %v; want refused", r, err)
+	}
+	if s, err := st.Store.State(ctx, spec2.ID); err != nil || s.Status != messages.StateRunning {
+		t.Fatalf("after bob's refused cancel: %v %v, want running", s.Status, err)
+	}
+	if _, err := alice.Cancel(wait(), spec2.ID); err != nil {
 		t.Fatal(err)
 	}
 	final, err = cl.WaitDone(wait(), spec2.ID)

@@ -124,6 +124,8 @@ func TestACLCoversServiceWrites(t *testing.T) {
 				_, err = s.ApplyControl(ctx, &messages.Control{Schema: messages.SchemaVersion, Campaign: c, ID: a + "-1", Action: a, At: time.Now().UTC()}, 1)
 				fail(err)
 			}
+			_, err = s.RefuseControl(ctx, &messages.Control{Schema: messages.SchemaVersion, Campaign: c, ID: "cancel-1", Action: messages.ActionCancel, At: time.Now().UTC()}, "not yours")
+			fail(err)
 			_, err = s.AdvanceEpisode(ctx, c, 1)
 			fail(err)
 			fail(s.SetEpisodeStats(ctx, c, 0, []byte(`{}`)))

@@ -126,6 +126,23 @@ func (s *Store) ApplyControl(ctx context.Context, c *messages.Control, maxInFlig
 	return parseControlResult(res)
 }
 
+// RefuseControl records, once, that a lifecycle action is refused with
+// reason (no "|" in it), changing nothing: the result a client waiting
+// for the action reads (ControlApplied). The first result recorded for
+// the action id stays.
+func (s *Store) RefuseControl(ctx context.Context, c *messages.Control, reason string) (ControlResult, error) {
+	st, err := s.State(ctx, c.Campaign)
+	if err != nil {
+		return ControlResult{}, err
+	}
+	res := strings.Join([]string{st.Status, "0", strings.ReplaceAll(reason, "|", "/"), "0", "0"}, "|")
+	if err := s.rdb.HSetNX(ctx, s.controlKey(c.Campaign), c.ID, res).Err(); err != nil {
+		return ControlResult{}, fmt.Errorf("store: refuse %s %s: %w", c.Action, c.Campaign, err)
+	}
+	r, _, err := s.ControlApplied(ctx, c.Campaign, c.ID)
+	return r, err
+}
+
 // ControlApplied returns the result of the action id on a campaign, and
 // false while no reflector has applied it.
 func (s *Store) ControlApplied(ctx context.Context, campaign, id string) (ControlResult, bool, error) {

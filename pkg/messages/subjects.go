@@ -45,16 +45,28 @@ func CampaignOfSubject(subject string) string {
 // crucible.campaigns.submit.<campaign>. A submitter that is not a valid
 // subject token (ValidSubmitter) submits without one.
 func SubmitSubject(submitter, campaign string) string {
-	if !ValidSubmitter(submitter) {
-		return Subject(SubjectSubmit, campaign)
-	}
-	return SubjectSubmit + ".user." + submitter + "." + campaign
+	return UserSubject(SubjectSubmit, submitter, campaign)
 }
 
 // SubmitterOfSubject is the user of a submission subject built by
 // SubmitSubject, or "" for a submission without one.
-func SubmitterOfSubject(subject string) string {
-	rest, ok := strings.CutPrefix(subject, SubjectSubmit+".user.")
+func SubmitterOfSubject(subject string) string { return UserOfSubject(SubjectSubmit, subject) }
+
+// UserSubject is prefix.user.<user>.<campaign> for a message a named NATS
+// user sends about a campaign (a submission, a lifecycle action), whose
+// user the server's permissions vouch for; prefix.<campaign> without a
+// user (or with a name no subject token can carry).
+func UserSubject(prefix, user, campaign string) string {
+	if !ValidSubmitter(user) {
+		return Subject(prefix, campaign)
+	}
+	return prefix + ".user." + user + "." + campaign
+}
+
+// UserOfSubject is the user of a subject built by UserSubject with
+// prefix, or "" for one without a user.
+func UserOfSubject(prefix, subject string) string {
+	rest, ok := strings.CutPrefix(subject, prefix+".user.")
 	if !ok {
 		return ""
 	}

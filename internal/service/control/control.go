@@ -101,6 +101,19 @@ func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error
 	return nil
 }
 
+// Forbidden says why the NATS user by may not act on the campaign: it
+// submitted none of it ("" when it may: no user, or the submitter).
+func Forbidden(spec *messages.CampaignSpec, by string) string {
+	if by == "" || by == spec.SubmittedBy {
+		return ""
+	}
+	owner := "the operator's (submitted without a user)"
+	if spec.SubmittedBy != "" {
+		owner = "user " + spec.SubmittedBy + "'s"
+	}
+	return fmt.Sprintf("campaign %s is %s; user %s may act only on its own campaigns", spec.ID, owner, by)
+}
+
 // Apply applies a lifecycle action (crucible campaign pause, resume,
 // cancel, extend) and its follow-ups, each idempotent, so that a
 // redelivered action repeats them harmlessly: the state change once
@@ -108,9 +121,17 @@ func (c *Control) Finish(ctx context.Context, spec *messages.CampaignSpec) error
 // needs (triggers "<action id>/<k>"), a status event (message id of the
 // action), and a cancelled campaign's final status when nothing was in
 // flight. A refused action (resuming a cancelled campaign) is reported in
-// the result, not as an error.
-func (c *Control) Apply(ctx context.Context, spec *messages.CampaignSpec, m *messages.Control) (store.ControlResult, error) {
-	r, err := c.Store.ApplyControl(ctx, m, spec.MaxInFlight)
+// the result, not as an error. by is the NATS user the action came from
+// (messages.UserOfSubject; "" for none): a user may act only on the
+// campaigns it submitted, and another's action is refused.
+func (c *Control) Apply(ctx context.Context, spec *messages.CampaignSpec, m *messages.Control, by string) (store.ControlResult, error) {
+	var r store.ControlResult
+	var err error
+	if why := Forbidden(spec, by); why != "" {
+		r, err = c.Store.RefuseControl(ctx, m, why)
+	} else {
+		r, err = c.Store.ApplyControl(ctx, m, spec.MaxInFlight)
+	}
 	if err != nil {
 		return r, err
 	}

@@ -216,6 +216,28 @@ func readAll[T any, PT interface {
 	return out, raw, err
 }
 
+// controlsOf reads a campaign's lifecycle actions on CAMPAIGNS in the
+// order they were sent, with or without a user in their subject, with
+// the user each came from ("" for none).
+func (s *Service) controlsOf(ctx context.Context, campaign string) ([]*messages.Control, []string, error) {
+	var out []*messages.Control
+	var senders []string
+	_, err := s.bus.ReadSubject(ctx, messages.StreamCampaigns, messages.SubjectControl+".>", func(subject string, data []byte) error {
+		if messages.CampaignOfSubject(subject) != campaign {
+			return nil
+		}
+		var m messages.Control
+		if err := messages.Decode(data, &m); err != nil {
+			s.log.Debug("reconcile: skipping a lifecycle action that does not decode", zap.String("subject", subject), zap.Error(err))
+			return nil
+		}
+		out = append(out, &m)
+		senders = append(senders, messages.UserOfSubject(messages.SubjectControl, subject))
+		return nil
+	})
+	return out, senders, err
+}
+
 func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.CampaignSpec) (Reconciled, error) {
 	var r Reconciled
 	c := spec.ID
@@ -241,15 +263,21 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 		gens = append(gens, g)
 	}
 	sort.Ints(gens)
-	controls, _, err := readAll[messages.Control](ctx, s, messages.StreamCampaigns, messages.Subject(messages.SubjectControl, c), false)
+	controls, senders, err := s.controlsOf(ctx, c)
 	if err != nil {
 		return r, err
+	}
+	var permitted []*messages.Control // what a reservation may follow from
+	for i, m := range controls {
+		if control.Forbidden(spec, senders[i]) == "" {
+			permitted = append(permitted, m)
+		}
 	}
 	st, err := s.store.State(ctx, c)
 	if err != nil {
 		return r, err
 	}
-	plausible := plausibility(spec, st.Int("next_gen"), gens, len(queued), controls)
+	plausible := plausibility(spec, st.Int("next_gen"), gens, len(queued), permitted)
 	reserve := func(g, slots, ep int, trigger string) error {
 		if why := plausible(g, slots, trigger); why != "" {
 			// Anyone who may publish requests could have queued it: only
@@ -308,8 +336,8 @@ func (s *Service) reconcileCampaign(ctx context.Context, spec *messages.Campaign
 	// 3b. Lifecycle actions, in the order they were sent, once the
 	// reservations are back: a resume requests generations up to the
 	// campaign's limit in flight, which counts the restored ones.
-	for _, m := range controls {
-		res, err := s.ctl.Apply(ctx, spec, m)
+	for i, m := range controls {
+		res, err := s.ctl.Apply(ctx, spec, m, senders[i])
 		if err != nil {
 			return r, err
 		}

@@ -146,7 +146,7 @@ func (s *Service) handleControl(ctx context.Context, d *bus.Delivery) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.ctl.Apply(ctx, spec, &m)
+	_, err = s.ctl.Apply(ctx, spec, &m, messages.UserOfSubject(messages.SubjectControl, d.Subject))
 	return err
 }
 
