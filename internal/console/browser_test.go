@@ -1,23 +1,20 @@
 package console_test
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/crucible-sci/crucible/internal/client"
 	"github.com/crucible-sci/crucible/internal/console"
 	"github.com/crucible-sci/crucible/internal/local"
+	"github.com/crucible-sci/crucible/internal/proc"
 	"github.com/crucible-sci/crucible/internal/report"
 	"github.com/crucible-sci/crucible/internal/service/proposer"
 	"github.com/crucible-sci/crucible/internal/store"
@@ -132,73 +129,38 @@ func installation(t *testing.T, budget int, ctl console.Controller, token string
 
 // serve runs the crucible binary's console, "crucible serve", over the
 // stack as an operator would, with the control token in its environment,
-// and returns its address. Its output goes to the test's log when the
-// test fails.
+// and returns its address. Its log goes to the test's when the test
+// fails.
 func serve(t *testing.T, st *local.Stack, namespace, token string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := testsrv.Binaries(t, dir, "crucible")
 	natsURL, redisURL := st.URLs()
-	cmd := exec.Command(filepath.Join(bin, "crucible"), "serve", "--addr", "127.0.0.1:0",
-		"--nats", natsURL, "--redis", redisURL, "--namespace", namespace, "--connect-timeout", "30s")
-	cmd.Env = append(os.Environ(), "CRUCIBLE_CONSOLE_TOKEN="+token)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs strings.Builder
-	cmd.Stderr = &syncWriter{w: &logs}
-	if err := cmd.Start(); err != nil {
+	p := &proc.Process{Name: "crucible serve", Path: filepath.Join(bin, "crucible"),
+		Args: []string{"serve", "--addr", "127.0.0.1:0", "--nats", natsURL, "--redis", redisURL, "--namespace", namespace, "--connect-timeout", "30s"},
+		Env:  []string{"CRUCIBLE_CONSOLE_TOKEN=" + token}, Log: filepath.Join(dir, "serve.log")}
+	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		_ = p.Stop(10 * time.Second)
 		if t.Failed() {
-			t.Logf("crucible serve:\n%s", logs.String())
+			t.Logf("crucible serve:\n%s", p.Tail(50))
 		}
 	})
 	// "console on http://ADDR/ · …"
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if f := strings.Fields(sc.Text()); len(f) >= 3 && f[0] == "console" && f[1] == "on" {
-				line <- strings.TrimSuffix(f[2], "/")
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, line := range strings.Split(p.Tail(50), "\n") {
+			if f := strings.Fields(line); len(f) >= 3 && f[0] == "console" && f[1] == "on" {
+				return strings.TrimSuffix(f[2], "/")
 			}
 		}
-		close(line)
-	}()
-	select {
-	case u, ok := <-line:
-		if !ok {
-			t.Fatalf("crucible serve ended without serving:\n%s", logs.String())
+		if !p.Running() {
+			t.Fatalf("crucible serve ended without serving: %v\n%s", p.ExitErr(), p.Tail(50))
 		}
-		return u
-	case <-time.After(time.Minute):
-		t.Fatalf("crucible serve did not say where it serves within a minute:\n%s", logs.String())
 	}
+	t.Fatalf("crucible serve did not say where it serves within a minute:\n%s", p.Tail(50))
 	return ""
-}
-
-// syncWriter serialises the writes of a process's output copier with the
-// test's read.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
 }
 
 // evaluatedOf reads "N/B" of a progress text.

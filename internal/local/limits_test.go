@@ -179,7 +179,7 @@ func TestUserLimits(t *testing.T) {
 			}
 		}
 	}
-	if n, err := st.Store.ActiveCampaigns(ctx, "carol"); err != nil || carols == "" {
+	if _, n, err := st.Store.ActiveCampaigns(ctx, "carol"); err != nil || carols == "" {
 		t.Errorf("none of carol's four campaigns ran (%d running, %v)", n, err)
 	}
 	for i := range 4 {

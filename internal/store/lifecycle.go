@@ -131,11 +131,14 @@ func (s *Store) ApplyControl(ctx context.Context, c *messages.Control, maxInFlig
 // for the action reads (ControlApplied). The first result recorded for
 // the action id stays.
 func (s *Store) RefuseControl(ctx context.Context, c *messages.Control, reason string) (ControlResult, error) {
-	st, err := s.State(ctx, c.Campaign)
-	if err != nil {
-		return ControlResult{}, err
+	status, err := s.rdb.HGet(ctx, s.stateKey(c.Campaign), "status").Result()
+	if errors.Is(err, redis.Nil) {
+		return ControlResult{}, fmt.Errorf("store: campaign %s: %w", c.Campaign, ErrNotFound)
 	}
-	res := strings.Join([]string{st.Status, "0", strings.ReplaceAll(reason, "|", "/"), "0", "0"}, "|")
+	if err != nil {
+		return ControlResult{}, fmt.Errorf("store: refuse %s %s: %w", c.Action, c.Campaign, err)
+	}
+	res := strings.Join([]string{status, "0", strings.ReplaceAll(reason, "|", "/"), "0", "0"}, "|")
 	if err := s.rdb.HSetNX(ctx, s.controlKey(c.Campaign), c.ID, res).Err(); err != nil {
 		return ControlResult{}, fmt.Errorf("store: refuse %s %s: %w", c.Action, c.Campaign, err)
 	}

@@ -216,13 +216,13 @@ func (s *Store) VerifyRequest(ctx context.Context, r *messages.GenerationRequest
 }
 
 // ActiveCampaigns counts the campaigns that accept work (running, or
-// finishing their generations in flight): all of them for submitter "",
-// else those the NATS user submitter submitted
-// (messages.CampaignSpec.SubmittedBy).
-func (s *Store) ActiveCampaigns(ctx context.Context, submitter string) (int, error) {
+// finishing their generations in flight): all of them, and those the
+// NATS user submitter submitted (messages.CampaignSpec.SubmittedBy; 0
+// for submitter "").
+func (s *Store) ActiveCampaigns(ctx context.Context, submitter string) (all, theirs int, err error) {
 	ids, err := s.Campaigns(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("store: campaigns: %w", err)
+		return 0, 0, fmt.Errorf("store: campaigns: %w", err)
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(ids))
@@ -230,16 +230,18 @@ func (s *Store) ActiveCampaigns(ctx context.Context, submitter string) (int, err
 		cmds[i] = pipe.HMGet(ctx, s.stateKey(id), "status", "submitted_by")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return 0, fmt.Errorf("store: campaign states: %w", err)
+		return 0, 0, fmt.Errorf("store: campaign states: %w", err)
 	}
-	n := 0
 	for _, c := range cmds {
 		v := c.Val()
 		st, _ := v[0].(string)
 		by, _ := v[1].(string)
-		if st != "" && !closedStates[st] && (submitter == "" || by == submitter) {
-			n++
+		if st != "" && !closedStates[st] {
+			all++
+			if submitter != "" && by == submitter {
+				theirs++
+			}
 		}
 	}
-	return n, nil
+	return all, theirs, nil
 }

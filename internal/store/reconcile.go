@@ -65,24 +65,30 @@ type gate struct {
 
 // markIfNew marks a new installation's state reconciled for the server
 // now answering as the store opens (Options.History): no mark, and no
-// history in the streams. A submission that comes before would make the
-// state look lost (harmlessly: the reflector reconciles it, finding
-// nothing to re-apply); a store of a service usually opens first. Any
-// error leaves it to Ready and the reflector.
+// history in the streams (what Reconciling does then). A submission that
+// comes before would make the state look lost (harmlessly: the reflector
+// reconciles it, finding nothing to re-apply); a store of a service
+// usually opens first. Any error leaves it to Ready and the reflector.
 func (s *Store) markIfNew(ctx context.Context) {
-	if s.gate.history.Load() == nil {
-		return
+	if s.gate.history.Load() != nil {
+		_, _, _ = s.Reconciling(ctx)
 	}
-	run, err := s.RunID(ctx)
-	if err != nil || run == "" {
-		return
+}
+
+// reconciledFor says whether the state is reconciled for the server run
+// run, from the answer to reading its mark (marked, err): nil when it is
+// (or is a new installation's, unmarked), ErrNotReconciled when it was
+// reconciled for another run or is lost, else why it could not be told.
+func (s *Store) reconciledFor(ctx context.Context, run, marked string, err error) error {
+	switch {
+	case errors.Is(err, redis.Nil):
+		return s.unmarked(ctx, run)
+	case err != nil:
+		return fmt.Errorf("store: is the state reconciled: %w", err)
+	case marked != run:
+		return fmt.Errorf("%w (server run %.8s…, state last reconciled for run %.8s…)", ErrNotReconciled, run, marked)
 	}
-	if err := s.rdb.Get(ctx, s.reconciledKey()).Err(); !errors.Is(err, redis.Nil) {
-		return
-	}
-	if s.unmarked(ctx, run) == nil {
-		_ = s.rdb.SetNX(ctx, s.reconciledKey(), run, 0).Err()
-	}
+	return nil
 }
 
 // unmarked says what a state without a reconciliation mark is: nil for a
@@ -175,16 +181,7 @@ func (s *Store) Ready(ctx context.Context) error {
 		return nil
 	}
 	marked, err := s.rdb.Get(ctx, s.reconciledKey()).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		g.err = s.unmarked(ctx, run)
-	case err == nil && marked == run:
-		g.err = nil
-	case err != nil:
-		g.err = fmt.Errorf("store: is the state reconciled: %w", err)
-	default:
-		g.err = fmt.Errorf("%w (server run %.8s…, state last reconciled for run %.8s…)", ErrNotReconciled, run, marked)
-	}
+	g.err = s.reconciledFor(ctx, run, marked, err)
 	return g.err
 }
 
@@ -395,15 +392,7 @@ func (s *Store) fence(ctx context.Context, cn *redis.Conn) error {
 		return nil
 	}
 	marked, err := cn.Get(ctx, s.reconciledKey()).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return s.unmarked(ctx, run)
-	case err == nil && marked == run:
-		return nil
-	case err != nil:
-		return fmt.Errorf("store: is the state reconciled: %w", err)
-	}
-	return ErrNotReconciled
+	return s.reconciledFor(ctx, run, marked, err)
 }
 
 func runIDOf(info string) string {

@@ -127,23 +127,18 @@ func (s *Service) checkLimits(ctx context.Context, spec *messages.CampaignSpec) 
 	if u.MaxBudget > 0 && spec.Budget > u.MaxBudget {
 		return fmt.Errorf("%w: budget %d is more than the maximum of %d per campaign for user %s (proposer --user-limits, entry %q)", ErrLimit, spec.Budget, u.MaxBudget, user, entry)
 	}
-	if l.MaxCampaigns > 0 {
-		n, err := s.store.ActiveCampaigns(ctx, "")
-		if err != nil {
-			return err
-		}
-		if n >= l.MaxCampaigns {
-			return fmt.Errorf("%w: the maximum of %d campaigns running at once is reached (proposer --max-campaigns); submit again when one has finished", ErrLimit, l.MaxCampaigns)
-		}
+	if l.MaxCampaigns == 0 && u.MaxCampaigns == 0 {
+		return nil
 	}
-	if u.MaxCampaigns > 0 {
-		n, err := s.store.ActiveCampaigns(ctx, user)
-		if err != nil {
-			return err
-		}
-		if n >= u.MaxCampaigns {
-			return fmt.Errorf("%w: user %s has %d campaigns running, its maximum (proposer --user-limits, entry %q); submit again when one has finished", ErrLimit, user, n, entry)
-		}
+	all, theirs, err := s.store.ActiveCampaigns(ctx, user)
+	if err != nil {
+		return err
+	}
+	if l.MaxCampaigns > 0 && all >= l.MaxCampaigns {
+		return fmt.Errorf("%w: the maximum of %d campaigns running at once is reached (proposer --max-campaigns); submit again when one has finished", ErrLimit, l.MaxCampaigns)
+	}
+	if u.MaxCampaigns > 0 && theirs >= u.MaxCampaigns {
+		return fmt.Errorf("%w: user %s has %d campaigns running, its maximum (proposer --user-limits, entry %q); submit again when one has finished", ErrLimit, user, theirs, entry)
 	}
 	return nil
 }
